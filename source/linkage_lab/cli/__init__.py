@@ -1,0 +1,1 @@
+"""The ``linkage-lab`` command line."""

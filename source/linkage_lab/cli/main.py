@@ -1,0 +1,60 @@
+"""Entry point of the ``linkage-lab`` console script: one sub-command per module.
+
+Each command module exposes ``register(subparsers)``, which adds its parser and sets
+``func`` to a callable taking the parsed namespace (and the unparsed trailing tokens, for the
+commands that accept hydra overrides). Modules import heavy dependencies (torch, Isaac Lab)
+inside their functions, so ``linkage-lab --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: Command modules under ``linkage_lab.cli``, in the order ``--help`` lists them.
+COMMAND_MODULES = ("assets", "train", "bench", "ankle", "s3n", "marvin", "evaluate", "export", "sprint")
+
+
+class CliError(RuntimeError):
+    """An error the user caused (bad input, missing file); printed without a traceback."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the top-level parser with every available sub-command."""
+    parser = argparse.ArgumentParser(
+        prog="linkage-lab",
+        description="Train, evaluate and export legged-robot policies for parallel-linkage robots.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"linkage_lab.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"linkage_lab.cli.{name}":
+                continue
+            raise
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    accepts_overrides = getattr(args, "accepts_overrides", False)
+    if extra and not accepts_overrides:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        result = args.func(args, extra) if accepts_overrides else args.func(args)
+    except CliError as exc:
+        print(f"linkage-lab {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
