@@ -1,0 +1,29 @@
+"""Lookup of the project's registered task ids, with errors that list them."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+TASK_PREFIX = "LinkageLab-"
+
+
+class UnknownTaskError(KeyError):
+    """A task id that is not registered."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def project_task_ids() -> list[str]:
+    """All registered task ids of this project, sorted."""
+    import linkage_lab.tasks  # noqa: F401  (registration side effect)
+
+    return sorted(task_id for task_id in gym.registry if task_id.startswith(TASK_PREFIX))
+
+
+def require_task(task_id: str) -> str:
+    """Return ``task_id`` when registered, else raise an error listing the project's task ids."""
+    ids = project_task_ids()
+    if task_id not in gym.registry:
+        raise UnknownTaskError(f"unknown task id {task_id!r}; Linkage Lab tasks are: {', '.join(ids)}")
+    return task_id

@@ -1,0 +1,1 @@
+"""Per-robot velocity task configs (only the deltas from the shared base)."""

@@ -1,0 +1,83 @@
+"""Velocity tracking on flat ground for the Limit: deltas from the shared flat velocity task.
+
+The Limit's legs are planar (no hip abduction, no yaw joint), so it cannot step sideways: the
+command asks for forward/backward speed and a moderate yaw rate, which differential stepping of
+the left and right legs can produce. Rewards and thresholds are scaled to a 9.6 kg, 0.19 m-tall
+trotting robot.
+"""
+
+from __future__ import annotations
+
+from isaaclab.managers import RewardTermCfg as RewTerm
+from isaaclab.managers import SceneEntityCfg
+from isaaclab.utils import configclass
+from isaaclab_tasks.core.velocity import mdp
+from isaaclab_tasks.core.velocity.velocity_env_cfg import RewardsCfg
+
+from linkage_lab.config import load_robot_config
+from linkage_lab.robots.limit import limit_articulation_cfg, standing_height_m
+from linkage_lab.tasks.velocity.flat_env_cfg import LinkageVelocityFlatEnvCfg
+
+
+@configclass
+class LimitRewardsCfg(RewardsCfg):
+    """The shared velocity rewards plus a base-height term (a low robot can crawl on its belly)."""
+
+    base_height_l2 = RewTerm(func=mdp.base_height_l2, weight=-20.0, params={"target_height": 0.16})
+
+
+@configclass
+class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
+    """``LinkageLab-Velocity-Flat-Limit``."""
+
+    rewards: LimitRewardsCfg = LimitRewardsCfg()
+
+    def __post_init__(self):
+        super().__post_init__()
+        robot_cfg = load_robot_config("limit")
+        self.scene.robot = limit_articulation_cfg(robot_cfg)
+        self.scene.env_spacing = 1.0
+        # Physics: a small robot with four small feet needs few constraint rows.
+        mjwarp = self.sim.physics.newton_mjwarp
+        mjwarp.solver_cfg.njmax = 80
+        mjwarp.solver_cfg.nconmax = 40
+        self.sim.physics.default = mjwarp
+
+        # Commands: forward/backward speed and yaw rate only (planar legs cannot sidestep).
+        command = self.commands.base_velocity
+        command.heading_command = False
+        command.rel_heading_envs = 0.0
+        command.rel_standing_envs = 0.1
+        command.ranges.lin_vel_x = (-0.4, 0.6)
+        command.ranges.lin_vel_y = (0.0, 0.0)
+        command.ranges.ang_vel_z = (-0.6, 0.6)
+
+        # Actions: joint position offsets around the standing pose (rad per unit action).
+        self.actions.joint_pos.scale = 0.25
+        self.actions.joint_pos.joint_names = [".*"]
+        self.actions.joint_pos.preserve_order = True
+
+        # Events: body names of this robot; small pushes for a small robot.
+        for term in (self.events.add_base_mass, self.events.base_com, self.events.base_external_force_torque):
+            term.params["asset_cfg"] = SceneEntityCfg("robot", body_names="base_link")
+        self.events.add_base_mass.params["mass_distribution_params"] = (1 / 1.15, 1.15)
+        self.events.base_com.params["com_range"] = {"x": (-0.02, 0.02), "y": (-0.01, 0.01), "z": (-0.005, 0.005)}
+        self.events.push_robot.params["velocity_range"] = {"x": (-0.2, 0.2), "y": (-0.2, 0.2)}
+        self.events.reset_base.params["pose_range"] = {"x": (-0.2, 0.2), "y": (-0.2, 0.2), "yaw": (-3.14, 3.14)}
+        self.events.reset_base.params["velocity_range"] = {
+            axis: (-0.2, 0.2) for axis in ("x", "y", "z", "roll", "pitch", "yaw")
+        }
+
+        # Rewards: a trot at a few steps per second, feet only on the ground.
+        self.rewards.base_height_l2.params["target_height"] = standing_height_m(robot_cfg)
+        self.rewards.feet_air_time.params["sensor_cfg"].body_names = ".*_foot"
+        self.rewards.feet_air_time.params["threshold"] = 0.2
+        self.rewards.feet_air_time.weight = 0.25
+        self.rewards.undesired_contacts = None  # only the base and the feet have collision shapes
+        self.rewards.track_lin_vel_xy_exp.weight = 1.5
+        self.rewards.track_ang_vel_z_exp.weight = 0.75
+        self.rewards.flat_orientation_l2.weight = -2.5
+        self.rewards.dof_torques_l2.weight = -2.0e-4
+        self.rewards.action_rate_l2.weight = -0.005
+
+        self.terminations.base_contact.params["sensor_cfg"].body_names = "base_link"
