@@ -52,6 +52,50 @@ def validate_overrides(overrides: Sequence[str]) -> list[str]:
     return list(overrides)
 
 
+def check_override_paths(roots: dict[str, Any], overrides: Sequence[str], task: str) -> None:
+    """Check that each ``env.…``/``agent.…`` override names an existing field with a compatible value.
+
+    Preset selectors (``physics=…``, ``ankle=…``) are left to the preset resolver, which rejects
+    unknown names itself.
+
+    Raises:
+        OverrideError: Naming the first unknown field or mistyped value.
+    """
+    import yaml
+
+    for token in overrides:
+        key, _, raw_value = token.lstrip("+~").partition("=")
+        head, _, rest = key.partition(".")
+        if head not in roots or not rest or token.startswith(("+", "~")):
+            continue
+        node: Any = roots[head]
+        walked = head
+        for part in rest.split("."):
+            if isinstance(node, dict):
+                if part not in node:
+                    raise OverrideError(f"{token!r}: {walked} has no key {part!r} in {task}'s config")
+                node = node[part]
+            else:
+                if not hasattr(node, part):
+                    raise OverrideError(f"{token!r}: {walked} has no field {part!r} in {task}'s config")
+                node = getattr(node, part)
+            walked = f"{walked}.{part}"
+        try:
+            value = yaml.safe_load(raw_value) if raw_value else None
+        except yaml.YAMLError as exc:
+            raise OverrideError(f"{token!r}: cannot parse value {raw_value!r}: {exc}") from exc
+        if isinstance(node, bool):
+            ok = isinstance(value, bool)
+        elif isinstance(node, int):
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif isinstance(node, float):
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        else:
+            ok = True
+        if not ok:
+            raise OverrideError(f"{token!r}: {walked} expects {type(node).__name__}, got {raw_value!r}")
+
+
 def resolve_configs(task: str, overrides: Sequence[str] = (), device: str | None = None) -> tuple[Any, Any]:
     """Resolve a task's env and agent configs with hydra overrides applied and the device set.
 
@@ -65,10 +109,14 @@ def resolve_configs(task: str, overrides: Sequence[str] = (), device: str | None
     overrides = validate_overrides(overrides)
     from isaaclab_tasks.utils import resolve_task_config
 
+    if overrides:
+        # Hydra silently adds unknown keys and accepts any value type: check paths and types first.
+        base_env, base_agent = resolve_task_config(task, "rsl_rl_cfg_entry_point", overrides=[])
+        check_override_paths({"env": base_env, "agent": base_agent}, overrides, task)
     try:
         env_cfg, agent_cfg = resolve_task_config(task, "rsl_rl_cfg_entry_point", overrides=overrides)
-    except Exception as exc:  # hydra reports bad keys with its own exception types
-        if type(exc).__module__.startswith(("hydra", "omegaconf")) or isinstance(exc, (KeyError, AttributeError)):
+    except Exception as exc:  # hydra and the preset resolver report bad tokens with their own types
+        if type(exc).__module__.startswith(("hydra", "omegaconf")) or isinstance(exc, (KeyError, ValueError)):
             raise OverrideError(f"cannot apply overrides {' '.join(overrides)} to {task}: {exc}") from exc
         raise
     device = pick_device(device)

@@ -1,1 +1,66 @@
-"""gait."""
+"""Scripted gaits (Marvin's walk, the Limit's trot), planar leg IK and the sprint referee."""
+
+from __future__ import annotations
+
+from linkage_lab.gait.biped import (
+    BipedGait,
+    BipedGaitCfg,
+    NaoReference,
+    TorsoState,
+    heading_turn,
+    lateral_sway,
+    marvin_gait_cfg,
+)
+from linkage_lab.gait.leg_ik import (
+    LegAngles,
+    LegConvention,
+    LegReachError,
+    leg_convention_from_config,
+    leg_fk,
+    leg_ik,
+    parallelogram_motor_angles,
+    parallelogram_to_serial,
+    planar_fk,
+    planar_ik,
+    serial_to_motor,
+)
+from linkage_lab.gait.phase import BIPED_PHASE_OFFSETS, gait_phase, is_swing, leg_phases
+from linkage_lab.gait.sprint import ENDED_REASONS, SprintCfg, SprintTracker, fall_threshold, sprint_metrics
+from linkage_lab.gait.trajectory import foot_trajectory, step_ramp
+from linkage_lab.gait.trot import TrotGait, TrotGaitCfg, limit_trot_cfg, step_length_for_velocity
+
+__all__ = [
+    "BIPED_PHASE_OFFSETS",
+    "ENDED_REASONS",
+    "BipedGait",
+    "BipedGaitCfg",
+    "LegAngles",
+    "LegConvention",
+    "LegReachError",
+    "NaoReference",
+    "SprintCfg",
+    "SprintTracker",
+    "TorsoState",
+    "TrotGait",
+    "TrotGaitCfg",
+    "fall_threshold",
+    "foot_trajectory",
+    "gait_phase",
+    "heading_turn",
+    "is_swing",
+    "lateral_sway",
+    "leg_convention_from_config",
+    "leg_fk",
+    "leg_ik",
+    "leg_phases",
+    "limit_trot_cfg",
+    "marvin_gait_cfg",
+    "parallelogram_motor_angles",
+    "parallelogram_to_serial",
+    "planar_fk",
+    "planar_ik",
+    "serial_to_motor",
+    "sprint_metrics",
+    "step_length_for_velocity",
+    "step_ramp",
+]

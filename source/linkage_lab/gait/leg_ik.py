@@ -68,10 +68,9 @@ def leg_convention_from_config(robot_config: dict[str, Any]) -> LegConvention:
     if "leg_joints" in robot_config:
         joints = robot_config["leg_joints"]
         axes = [joints[name]["axis"] for name in ("hip_pitch", "knee", "ankle_pitch")]
-        standing_knee = robot_config["control"]["standing_pose_rad"]["knee"]
     else:
         axes = [robot_config["geometry"]["joint_axis"]] * 3
-        standing_knee = robot_config["control"]["standing_pose_rad"]["knee"]
+    standing_knee = robot_config["control"]["standing_pose_rad"]["knee"]
     signs = []
     for axis in axes:
         if abs(axis[0]) > 0.0 or abs(axis[2]) > 0.0 or abs(abs(axis[1]) - 1.0) > 1e-9:
@@ -163,7 +162,10 @@ def leg_fk(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Ankle ``(x, z)`` relative to the hip (m) from the robot's own hip and knee angles."""
     return planar_fk(
-        convention.hip_axis_sign * hip_rad, convention.knee_axis_sign * knee_rad, thigh_length_m, shank_length_m
+        convention.hip_axis_sign * hip_rad,
+        convention.knee_axis_sign * knee_rad,
+        thigh_length_m,
+        shank_length_m,
     )
 
 

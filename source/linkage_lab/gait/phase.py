@@ -12,9 +12,6 @@ TWO_PI = 2.0 * math.pi
 #: Biped phase offsets (rad): the right leg runs on φ, the left leg half a cycle later.
 BIPED_PHASE_OFFSETS: dict[str, float] = {"right": 0.0, "left": math.pi}
 
-#: Trot phase offsets (rad): pair A (FL + RR) runs on φ, pair B (FR + RL) on φ + π.
-TROT_PHASE_OFFSETS: dict[str, float] = {"fl": 0.0, "fr": math.pi, "rl": math.pi, "rr": 0.0}
-
 
 def as_tensor(value: torch.Tensor | float, like: torch.Tensor | None = None) -> torch.Tensor:
     """``value`` as a floating tensor, with the dtype and device of ``like`` when given."""

@@ -15,26 +15,20 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
 from typing import NamedTuple
 
+import numpy as np
 import torch
 
 from linkage_lab.kinematics.rsu_geometry import (
     JOINT_NAMES,
     MOTOR_NAMES,
     RSUAnkleGeometry,
-    branch_signs,
-    loop_coefficients,
 )
 
 
 class UnreachablePoseError(ValueError):
     """A rod cannot reach the requested foot pose (no real solution of the loop closure)."""
-
-
-class ForwardKinematicsError(RuntimeError):
-    """Newton's method did not converge for some crank angles."""
 
 
 class AnkleState(NamedTuple):
@@ -54,25 +48,113 @@ class AnkleState(NamedTuple):
     reachable: torch.Tensor
 
 
+class _LoopConstants(NamedTuple):
+    """Per-motor constants of the loop closure, ``(2, 1)`` each, in the crank plane rotated by −θ0."""
+
+    foot_x: torch.Tensor  # A0_x (m)
+    foot_y: torch.Tensor  # A0_y (m)
+    foot_z: torch.Tensor  # A0_z (m)
+    centre_x: torch.Tensor  # M'_x, M' = R(−θ0) M (m)
+    centre_y: torch.Tensor  # M_y (m)
+    centre_z: torch.Tensor  # M'_z (m)
+    kappa_offset: torch.Tensor  # (r² − L²) / (2r) (m)
+    inverse_length: torch.Tensor  # 1 / L (1/m)
+    branch: torch.Tensor  # s = ±1
+    branch_radius: torch.Tensor  # −s r (m)
+    crank_radius_m: float
+    neutral_crank_angle_rad: float
+
+
+class _LoopSolution(NamedTuple):
+    """IK and J in structure-of-arrays layout: ``(2, N)`` each, rows = motors (a, b)."""
+
+    motor_pos: torch.Tensor
+    perp: torch.Tensor  # S = L · transmission (m)
+    reachable: torch.Tensor
+    jacobian_pitch: torch.Tensor | None
+    jacobian_roll: torch.Tensor | None
+
+
 @functools.lru_cache(maxsize=64)
-def _constants(geometry: RSUAnkleGeometry, dtype: torch.dtype, device: str) -> tuple[torch.Tensor, ...]:
-    coefficients = loop_coefficients(geometry, dtype, device)
-    signs = torch.tensor(branch_signs(geometry), dtype=dtype, device=device)
-    phase = torch.tensor([0.0, math.pi / 2], dtype=dtype, device=device)
-    return coefficients, signs, phase
+def _constants(geometry: RSUAnkleGeometry, dtype: torch.dtype, device: str) -> _LoopConstants:
+    r, theta0 = geometry.crank_radius_m, geometry.neutral_crank_angle_rad
+    foot = np.asarray(geometry.rod_end_foot_m, dtype=np.float64)
+    centre = np.asarray(geometry.motor_centre_m, dtype=np.float64)
+    lengths = np.asarray(geometry.rod_length_m)
+    # Both the crank and the ankle pitch turn in the xz plane; rotating it by −θ0 makes the
+    # crank angle count from neutral.
+    centre_x = centre[:, 0] * math.cos(theta0) + centre[:, 2] * math.sin(theta0)
+    centre_z = centre[:, 2] * math.cos(theta0) - centre[:, 0] * math.sin(theta0)
+    values = [foot[:, 0], foot[:, 1], foot[:, 2], centre_x, centre[:, 1], centre_z]
+    values += [(r**2 - lengths**2) / (2 * r), 1.0 / lengths]
+
+    def build(signs: np.ndarray) -> _LoopConstants:
+        columns = [torch.tensor(v, dtype=dtype, device=device).unsqueeze(-1) for v in [*values, signs, -r * signs]]
+        return _LoopConstants(*columns, crank_radius_m=r, neutral_crank_angle_rad=theta0)
+
+    # The assembled branch is the one through φ = 0 at neutral: compare both there.
+    neutral = torch.zeros(1, dtype=torch.float64)
+    plus, minus = (
+        _solve_loop(build(np.full(2, s)), neutral, neutral, False).motor_pos.abs().squeeze(-1).cpu() for s in (1, -1)
+    )
+    if bool(((plus - minus).abs() < 1e-6).any()):
+        raise ValueError(f"ankle {geometry.preset}/{geometry.side}: a rod is singular at the neutral pose")
+    return build(np.where((plus < minus).numpy(), 1.0, -1.0))
+
+
+def _solve_loop(c: _LoopConstants, pitch: torch.Tensor, roll: torch.Tensor, with_jacobian: bool) -> _LoopSolution:
+    """The math of :func:`evaluate` on flat ``(N,)`` pitch and roll; results ``(2, N)``."""
+    shifted = pitch - c.neutral_crank_angle_rad
+    cos_p, sin_p, cos_r, sin_r = torch.cos(shifted), torch.sin(shifted), torch.cos(roll), torch.sin(roll)
+    # Rod end after the roll, v = R_x(q_r) A0; then the pitch turns (x0, v_z) in the xz plane.
+    vec_y = torch.addcmul(cos_r * c.foot_y, sin_r, c.foot_z, value=-1.0)
+    vec_z = torch.addcmul(sin_r * c.foot_y, cos_r, c.foot_z)
+    foot_x = torch.addcmul(cos_p * c.foot_x, sin_p, vec_z, value=-1.0)
+    foot_z = torch.addcmul(sin_p * c.foot_x, cos_p, vec_z)
+    d_x, d_y, d_z = foot_x - c.centre_x, vec_y - c.centre_y, foot_z - c.centre_z
+    h_sq = torch.addcmul(d_x * d_x, d_z, d_z)
+    kappa = torch.addcmul(h_sq, d_y, d_y).mul_(0.5 / c.crank_radius_m).add_(c.kappa_offset)
+    s_sq = torch.addcmul(h_sq, kappa, kappa, value=-1.0)
+    reachable = s_sq >= 0.0
+    perp = torch.sqrt(s_sq)
+    signed_perp = perp * c.branch
+    cos_num = torch.addcmul(d_x * kappa, d_z, signed_perp, value=-1.0)
+    sin_num = torch.addcmul(d_z * kappa, d_x, signed_perp)
+    motor_pos = torch.atan2(sin_num, cos_num)
+    if not with_jacobian:
+        return _LoopSolution(motor_pos, perp, reachable, None, None)
+    # Rod vector e = d − r u(φ), with (cos φ, sin φ) = (cos_num, sin_num) / h².
+    scale = h_sq.reciprocal().mul_(c.crank_radius_m)
+    e_x = torch.addcmul(d_x, cos_num, scale, value=-1.0)
+    e_z = torch.addcmul(d_z, sin_num, scale, value=-1.0)
+    # ∂A/∂q_p = (−A_z, 0, A_x); ∂A/∂q_r = (−sin_p v_y, −v_z, cos_p v_y); J = (e·∂A/∂q) / (−r s S).
+    inverse_denominator = (perp * c.branch_radius).reciprocal_()
+    dot_pitch = torch.addcmul(e_z * foot_x, e_x, foot_z, value=-1.0)
+    dot_roll = torch.addcmul(torch.addcmul(e_z * cos_p, e_x, sin_p, value=-1.0) * vec_y, d_y, vec_z, value=-1.0)
+    return _LoopSolution(motor_pos, perp, reachable, dot_pitch * inverse_denominator, dot_roll * inverse_denominator)
 
 
 def evaluate(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, with_jacobian: bool = True) -> AnkleState:
     """Closed-form IK (§2), its Jacobian (§4) and the transmission (§6) in one pass; never raises.
 
-    Per motor, the rod-length constraint reads ``P cos φ + Q sin φ = K`` (see
-    :func:`~linkage_lab.kinematics.rsu_geometry.loop_coefficients`), so
+    Both the crank and the ankle pitch turn in the xz plane. In that plane, rotated by −θ0 so
+    that crank angles count from neutral, let ``d = A(q) − M`` (foot point minus crank centre).
+    The rod-length constraint ``‖d − r u(φ)‖ = L``, ``u = (cos φ, 0, sin φ)``, becomes
 
-        φ = atan2(Q, P) + s · arccos(K / √(P² + Q²)),
+        d_x cos φ + d_z sin φ = κ,   κ = (‖d‖² + r² − L²) / (2r),
 
-    with ``s`` the sign of the assembled branch (through φ = 0 at neutral). The Jacobian follows
-    from the implicit function theorem on ``G(φ, q) = P cos φ + Q sin φ − K = 0``:
-    ``∂φ/∂q_j = −(∂G/∂q_j) / (∂G/∂φ)``, and ``|∂G/∂φ|`` is the transmission.
+    the §2 equation ``P cos θ + Q sin θ = K`` divided by −2r. With ``h² = d_x² + d_z²`` and
+    ``S = √(h² − κ²)`` (no solution when negative: the rod cannot reach),
+
+        φ = atan2(d_z κ + s d_x S, d_x κ − s d_z S)  =  atan2(d_z, d_x) + s arccos(κ / h),
+
+    with ``s = ±1`` the branch the linkage is assembled on (φ = 0 at neutral). ``S = |d·u′|`` is
+    the crank-perpendicular component of the rod, so the transmission is ``S / L``. The Jacobian
+    follows from the implicit function theorem on ``F = ‖d − r u‖² − L² = 0``:
+
+        ∂φ/∂q_j = −(∂F/∂q_j) / (∂F/∂φ) = −(e · ∂A/∂q_j) / (r s S),   e = d − r u(φ).
+
+    The outputs are views on a structure-of-arrays layout (fast on the CPU), not contiguous.
 
     Args:
         geometry: The ankle.
@@ -82,25 +164,21 @@ def evaluate(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, with_jacobian:
     Returns:
         The :class:`AnkleState`; check ``reachable`` (or use :func:`inverse_kinematics`).
     """
-    coefficients, signs, phase = _constants(geometry, joint_pos.dtype, str(joint_pos.device))
-    # trig[..., j, :] = (cos q_j, sin q_j, 1); basis = pitch terms ⊗ roll terms (9).
-    trig = torch.nn.functional.pad(torch.cos(joint_pos.unsqueeze(-1) - phase), (0, 1), value=1.0)
-    basis = (trig[..., 0, :, None] * trig[..., 1, None, :]).flatten(-2)
-    terms = (basis @ coefficients).unflatten(-1, (3, 3, 2))  # (value, ∂p, ∂r) × (P, Q, K) × motor
-    p, q, k = terms[..., 0, 0, :], terms[..., 0, 1, :], terms[..., 0, 2, :]
-    cos_spread = k / torch.hypot(p, q)
-    reachable = cos_spread.abs() <= 1.0
-    motor_pos = torch.addcmul(torch.atan2(q, p), signs, torch.acos(cos_spread))
-    motor_pos = torch.remainder(motor_pos + math.pi, 2.0 * math.pi) - math.pi
-    cos_sin = torch.cos(motor_pos.unsqueeze(-2) - phase.unsqueeze(-1))  # (..., (cos, sin), motor)
-    d_g_d_phi = q * cos_sin[..., 0, :] - p * cos_sin[..., 1, :]
-    transmission = d_g_d_phi.abs()
-    if not with_jacobian:
-        return AnkleState(motor_pos, None, transmission, reachable)
-    # ∂G/∂q_j, (..., joint, motor).
-    d_g_d_q = (terms[..., 1:, :2, :] * cos_sin.unsqueeze(-3)).sum(-2) - terms[..., 1:, 2, :]
-    jacobian = (d_g_d_q / -d_g_d_phi.unsqueeze(-2)).transpose(-1, -2)
-    return AnkleState(motor_pos, jacobian, transmission, reachable)
+    constants = _constants(geometry, joint_pos.dtype, str(joint_pos.device))
+    flat = joint_pos.reshape(-1, 2)
+    loop = _solve_loop(constants, flat[:, 0], flat[:, 1], with_jacobian)
+    lead = joint_pos.shape[:-1]
+
+    def unflatten(per_motor: torch.Tensor) -> torch.Tensor:
+        return per_motor.T.reshape(*lead, 2)
+
+    transmission = unflatten(loop.perp * constants.inverse_length)
+    jacobian = None
+    if with_jacobian:
+        # (joint, motor, N) → (..., motor, joint)
+        stacked = torch.stack([loop.jacobian_pitch, loop.jacobian_roll])  # type: ignore[list-item]
+        jacobian = stacked.permute(2, 1, 0).reshape(*lead, 2, 2)
+    return AnkleState(unflatten(loop.motor_pos), jacobian, transmission, unflatten(loop.reachable))
 
 
 def inverse_kinematics(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor) -> torch.Tensor:
@@ -158,99 +236,3 @@ def solve_2x2(matrix: torch.Tensor, vector: torch.Tensor) -> torch.Tensor:
     v0, v1 = vector[..., 0], vector[..., 1]
     det = a * d - b * c
     return torch.stack([d * v0 - b * v1, a * v1 - c * v0], dim=-1) / det.unsqueeze(-1)
-
-
-@dataclass
-class ForwardKinematicsResult:
-    """Outcome of :func:`forward_kinematics`.
-
-    Attributes:
-        joint_pos: Foot poses (pitch, roll) (rad), ``(..., 2)``.
-        converged: Per ankle, the last Newton step was below the tolerance (and finite).
-        in_range: Per ankle, the pose lies inside the ankle's motion range.
-        iterations: Newton iterations run (shared by the batch).
-        max_step_rad: Largest last Newton step over the batch (rad); the remaining error is
-            of the order of its square.
-    """
-
-    joint_pos: torch.Tensor
-    converged: torch.Tensor
-    in_range: torch.Tensor
-    iterations: int
-    max_step_rad: float
-
-    def raise_if_failed(self, geometry: RSUAnkleGeometry, require_in_range: bool = False) -> None:
-        """Raise :class:`ForwardKinematicsError` if some ankle did not converge (or left the range)."""
-        failed = ~self.converged
-        what = "did not converge"
-        if require_in_range and not bool(failed.any()):
-            failed, what = ~self.in_range, "left the motion range"
-        if not bool(failed.any()):
-            return
-        index = tuple(failed.nonzero()[0].tolist())
-        pose = ", ".join(f"{n}={math.degrees(float(v)):+.2f}°" for n, v in zip(JOINT_NAMES, self.joint_pos[index]))
-        raise ForwardKinematicsError(
-            f"ankle {geometry.preset}/{geometry.side}: forward kinematics {what} for {int(failed.sum())} of "
-            f"{failed.numel()} ankles after {self.iterations} Newton steps (first at batch index "
-            f"{list(index)}: {pose}; last step {self.max_step_rad:.2e} rad)"
-        )
-
-
-def forward_kinematics(
-    geometry: RSUAnkleGeometry,
-    motor_pos: torch.Tensor,
-    joint_pos_guess: torch.Tensor | None = None,
-    tol: float = 1e-9,
-    max_iter: int = 20,
-    max_step_rad: float = 0.3,
-) -> ForwardKinematicsResult:
-    """Foot pose from crank angles (§3): Newton's method on ``IK(q) = φ``, batched, warm-started.
-
-    ``q ← q − J(q)⁻¹ (IK(q) − φ)``, all ankles at once, until the largest step is below ``tol``
-    (one reduction per iteration). Convergence is quadratic: from one control step away (a few
-    hundredths of a rad) it takes 3–4 steps. Steps are clipped to ``max_step_rad`` per axis so
-    that a poor guess cannot jump out of the reachable set. If ``motor_pos`` requires grad, the
-    result carries ``∂q/∂φ = J⁻¹`` (one extra Newton step with autograd on).
-
-    Args:
-        geometry: The ankle.
-        motor_pos: Crank angles from neutral (rad), ``(..., 2)``.
-        joint_pos_guess: Warm start (rad), broadcastable to ``motor_pos``; ``None`` = neutral.
-        tol: Convergence threshold on the Newton step (rad).
-        max_iter: Maximum Newton iterations.
-        max_step_rad: Clip of one Newton step per axis (rad).
-
-    Returns:
-        A :class:`ForwardKinematicsResult` with explicit ``converged`` and ``in_range`` masks;
-        call its ``raise_if_failed`` to turn failures into an exception.
-    """
-    target = motor_pos.detach()
-    if joint_pos_guess is None:
-        joint_pos = torch.zeros_like(target)
-    else:
-        joint_pos = joint_pos_guess.detach().to(target).expand_as(target).clone()
-    step_size = torch.full_like(target[..., 0], math.inf)
-    largest = math.inf
-    iterations = 0
-    with torch.no_grad():
-        while iterations < max_iter:
-            state = evaluate(geometry, joint_pos)
-            step = solve_2x2(state.jacobian, state.motor_pos - target).clamp(-max_step_rad, max_step_rad)
-            joint_pos = joint_pos - step
-            iterations += 1
-            step_size = step.abs().amax(-1)
-            largest = float(step_size.nan_to_num(math.inf).max())
-            if largest < tol:
-                break
-    if motor_pos.requires_grad:
-        state = evaluate(geometry, joint_pos)
-        joint_pos = joint_pos - solve_2x2(state.jacobian, state.motor_pos - motor_pos)
-    converged = step_size < tol
-    margin = 1e-9
-    in_range = (
-        (joint_pos[..., 0] >= geometry.pitch_range_rad[0] - margin)
-        & (joint_pos[..., 0] <= geometry.pitch_range_rad[1] + margin)
-        & (joint_pos[..., 1] >= geometry.roll_range_rad[0] - margin)
-        & (joint_pos[..., 1] <= geometry.roll_range_rad[1] + margin)
-    )
-    return ForwardKinematicsResult(joint_pos, converged, in_range, iterations, largest)

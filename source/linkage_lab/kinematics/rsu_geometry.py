@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -177,74 +176,3 @@ def _vector(values: Any) -> Vector3:
     if len(values) != 3:
         raise ConfigError(f"expected a 3-vector, got {values!r}")
     return (float(values[0]), float(values[1]), float(values[2]))
-
-
-def loop_coefficients(geometry: RSUAnkleGeometry, dtype: torch.dtype, device: torch.device | str) -> torch.Tensor:
-    """Constant matrix ``W`` (9 × 18) of the loop-closure equations, cached per dtype and device.
-
-    With the pose basis ``b(q) = (c_p, s_p, 1) ⊗ (c_r, s_r, 1)`` (9 terms, ``c_p = cos q_p`` ...),
-    ``b @ W`` gives, per motor and for the value and both partial derivatives in q, the terms of
-
-        G_i(φ, q) = P_i(q) cos φ + Q_i(q) sin φ − K_i(q) = 0,     φ = θ − θ_neutral,
-
-    the rod-length constraint ``‖M + r u(θ) − A(q)‖² = L²`` rewritten around the neutral angle,
-    scaled by ``1 / (2 r L_i)`` so that ``|∂G_i/∂φ|`` is the transmission of motor ``i`` (§6).
-    Everything is linear in ``b`` because ``‖A‖ = ‖A0‖`` under rotation. The columns are
-    ordered ``(value, ∂/∂q_p, ∂/∂q_r) × (P, Q, K) × (a, b)``.
-    """
-    return _loop_coefficients_cached(geometry, dtype, str(torch.device(device)))
-
-
-@functools.lru_cache(maxsize=64)
-def _loop_coefficients_cached(geometry: RSUAnkleGeometry, dtype: torch.dtype, device: str) -> torch.Tensor:
-    r = geometry.crank_radius_m
-    lengths = _rod_lengths(geometry)
-    cos0, sin0 = math.cos(geometry.neutral_crank_angle_rad), math.sin(geometry.neutral_crank_angle_rad)
-    values = np.zeros((9, 3, 2))
-    for i, ((x0, y0, z0), centre) in enumerate(zip(geometry.rod_end_foot_m, geometry.motor_centre_m, strict=True)):
-        # Foot point A = R_y(-q_p) R_x(q_r) A0 in the basis b (index 3 * pitch term + roll term).
-        foot = np.zeros((9, 3))
-        foot[2, 0], foot[4, 0], foot[3, 0] = x0, -y0, -z0  # A_x = x0 c_p - y0 s_p s_r - z0 s_p c_r
-        foot[6, 1], foot[7, 1] = y0, -z0  # A_y = y0 c_r - z0 s_r
-        foot[5, 2], foot[1, 2], foot[0, 2] = x0, y0, z0  # A_z = x0 s_p + y0 c_p s_r + z0 c_p c_r
-        centre = np.asarray(centre)
-        offset = foot.copy()
-        offset[8] -= centre  # d = A - M
-        # P cos θ + Q sin θ = K with P = -2 r d_x, Q = -2 r d_z, K = L² - ‖d‖² - r² and
-        # ‖d‖² = ‖A0‖² - 2 A·M + ‖M‖².
-        p_theta, q_theta = -2.0 * r * offset[:, 0], -2.0 * r * offset[:, 2]
-        k = 2.0 * foot @ centre
-        k[8] += lengths[i] ** 2 - r**2 - float(np.dot((x0, y0, z0), (x0, y0, z0))) - float(centre @ centre)
-        # Substitute θ = θ0 + φ.
-        p_phi = p_theta * cos0 + q_theta * sin0
-        q_phi = q_theta * cos0 - p_theta * sin0
-        values[:, :, i] = np.stack([p_phi, q_phi, k], axis=-1) / (2.0 * r * lengths[i])
-    values = values.reshape(9, 6)
-    # d/dq of (c, s, 1) is (-s, c, 0) = T (c, s, 1); on b that is kron(T, I) (pitch) or kron(I, T) (roll).
-    turn = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
-    d_pitch = np.kron(turn, np.eye(3)).T @ values
-    d_roll = np.kron(np.eye(3), turn).T @ values
-    matrix = np.concatenate([values, d_pitch, d_roll], axis=1)
-    return torch.as_tensor(matrix, dtype=dtype, device=device)
-
-
-def branch_signs(geometry: RSUAnkleGeometry) -> tuple[float, float]:
-    """Sign ``s_i`` of the assembled branch, ``φ = atan2(Q, P) + s_i arccos(K / √(P² + Q²))``.
-
-    The linkage is assembled at ``φ = 0`` (θ = θ_neutral) at pitch = roll = 0; this is the sign
-    whose solution is 0 there.
-
-    Raises:
-        ValueError: The neutral pose sits on the singularity (the two branches coincide).
-    """
-    terms = loop_coefficients(geometry, torch.float64, "cpu")[8, :6].reshape(3, 2).numpy()
-    signs = []
-    for i, name in enumerate(MOTOR_NAMES):
-        p, q, k = terms[:, i]
-        base, spread = math.atan2(q, p), math.acos(max(-1.0, min(1.0, k / math.hypot(p, q))))
-        if spread < 1e-6 or spread > math.pi - 1e-6:
-            raise ValueError(f"ankle {geometry.preset}: motor {name} is singular at the neutral pose")
-        err_plus = abs(math.remainder(base + spread, 2 * math.pi))
-        err_minus = abs(math.remainder(base - spread, 2 * math.pi))
-        signs.append(1.0 if err_plus < err_minus else -1.0)
-    return signs[0], signs[1]

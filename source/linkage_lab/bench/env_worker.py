@@ -1,0 +1,55 @@
+"""One env-throughput measurement in a fresh process (``python -m linkage_lab.bench.env_worker``).
+
+A fresh process per measurement keeps simulator state from leaking between variants; the
+caller interleaves variants and compares them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+
+def measure(task: str, num_envs: int, steps: int, warmup: int, overrides: list[str]) -> dict:
+    """Env-steps per second of ``task`` with zero actions, after ``warmup`` steps (kernels compiled)."""
+    import torch
+
+    from linkage_lab.runtime import make_env
+
+    with make_env(task, num_envs=num_envs, overrides=overrides) as (env, _):
+        unwrapped = env.unwrapped
+        env.reset()
+        actions = torch.zeros(unwrapped.num_envs, unwrapped.action_manager.total_action_dim, device=unwrapped.device)
+        for _ in range(warmup):
+            env.step(actions)
+        start = time.perf_counter()
+        for _ in range(steps):
+            env.step(actions)
+        elapsed = time.perf_counter() - start
+    return {
+        "task": task,
+        "num_envs": num_envs,
+        "steps": steps,
+        "seconds": elapsed,
+        "env_steps_per_s": num_envs * steps / elapsed,
+        "overrides": overrides,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--task", required=True)
+    parser.add_argument("--num-envs", type=int, required=True)
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=30)
+    parser.add_argument("overrides", nargs="*")
+    args = parser.parse_args(argv)
+    result = measure(args.task, args.num_envs, args.steps, args.warmup, args.overrides)
+    print("LINKAGE_LAB_RESULT " + json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

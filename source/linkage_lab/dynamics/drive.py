@@ -1,0 +1,367 @@
+"""A simulator-free linkage drive: delay → PD → motor torque limits → ``Jᵀ`` → plus S3N torques.
+
+The Isaac Lab actuator is a thin wrapper: it gives the serial simulator :meth:`LinkageDrive.native_armature`
+and :meth:`LinkageDrive.native_damping` once, and applies :attr:`DriveOutput.joint_torque` every
+physics step. Tensors are ``(num_envs, ..., n)`` for a group of ``n`` coupled joints (e.g.
+``(num_envs, n_legs, 2)``); the first dimension is the one :meth:`LinkageDrive.reset` indexes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import torch
+
+from linkage_lab.dynamics.s3n import S3NCfg, motor_diagonal_in_joint_space, mp_matrix, two_link_inertia
+from linkage_lab.kinematics.motor_limits import SaturationMode, saturate_motor_torque
+from linkage_lab.kinematics.transmission import Transmission
+
+ExplicitSplit = Literal["paper", "diagonal"]
+
+
+@dataclass(frozen=True)
+class LinkageDriveCfg:
+    """Configuration of :class:`LinkageDrive`. Per-joint and per-motor tuples have ``n`` entries."""
+
+    s3n: S3NCfg = field(default_factory=S3NCfg)
+    """Dynamics model (``kin_only`` / ``s3n_act`` / ``s3n_full``) and its parameters."""
+
+    control_space: Literal["joint", "motor"] = "motor"
+    """``joint``: ``τ_j = K_p(q* − q) + K_d(q̇* − q̇)``, then ``τ_m = J⁻ᵀ τ_j``. ``motor``: PD on the motor
+    coordinates ``θ = f(q)`` (what the real motor drivers do)."""
+
+    joint_kp: tuple[float, ...] = (20.0, 20.0)
+    """Joint-space stiffness ``K_j`` (N·m/rad); used in joint space, and in motor space when
+    ``motor_kp`` is ``None`` (mapped ``K_m = J⁻ᵀ K_j J⁻¹`` at the current pose)."""
+
+    joint_kd: tuple[float, ...] = (0.5, 0.5)
+    """Joint-space damping gain (N·m·s/rad); mapped like ``joint_kp``."""
+
+    motor_kp: tuple[float, ...] | None = None
+    """Per-motor stiffness (N·m/rad) for ``control_space="motor"``; ``None``: map ``joint_kp``."""
+
+    motor_kd: tuple[float, ...] | None = None
+    """Per-motor damping gain (N·m·s/rad) for ``control_space="motor"``; ``None``: map ``joint_kd``."""
+
+    motor_torque_limit_nm: tuple[float, ...] = (10.0, 10.0)
+    """Peak torque per motor (N·m)."""
+
+    saturation_mode: SaturationMode = "clip"
+    """``clip`` each motor on its own, or ``scale`` the motor-torque vector (keeps its direction)."""
+
+    motor_no_load_speed_rads: tuple[float, ...] | None = None
+    """No-load speed per motor (rad/s) for a DC torque–speed line, as Isaac Lab's DC motor:
+    ``τ ≤ T(1 − ω/ω₀)`` and ``τ ≥ −T(1 + ω/ω₀)``, each side clamped to ``[0, T]`` in magnitude, so the
+    available torque falls linearly from ``T`` at rest to 0 at ``ω₀`` when the motor drives, and stays
+    ``T`` when it brakes. ``None``: speed-independent limit."""
+
+    command_delay_steps: int = 0
+    """Physics steps between a command and its use (the paper's ``T_d`` = one step)."""
+
+    accel_filter_time_constant_s: float | None = None
+    """First-order low-pass on the finite-difference ``q̈`` fed to the explicit S3N torque (s);
+    ``None``: unfiltered, as the paper. A stabiliser for very large explicit inertia (see
+    :meth:`LinkageDrive.explicit_loop_gain`); it adds phase lag near ``1/τ``."""
+
+    explicit_split: ExplicitSplit = "diagonal"
+    """Which share of the model's inertia increment the simulator integrates natively as armature.
+    ``paper``: the actuator part's diagonal only (s3n.md §3; all of ``ΔM_link`` explicit).
+    ``diagonal``: the whole increment's diagonal at the reference pose (so ``diag ΔM_link`` too);
+    the same total inertia, a smaller explicit loop, hence more stable. Identical for ``s3n_act``."""
+
+    reference_joint_pos_rad: tuple[float, ...] | None = None
+    """Pose (rad) at which pose-dependent diagonals are split off as native armature/damping;
+    ``None``: all zeros."""
+
+
+@dataclass
+class DriveOutput:
+    """What one :meth:`LinkageDrive.compute` call produces (all N·m)."""
+
+    joint_torque: torch.Tensor
+    """Total serial torque to apply: ``Jᵀ τ_m + τ_S3N``."""
+    actuator_joint_torque: torch.Tensor
+    """``Jᵀ τ_m``: the motors' torque in joint coordinates (what a torque sensor would read)."""
+    motor_torque: torch.Tensor
+    """Motor torques after the limits."""
+    motor_torque_desired: torch.Tensor
+    """Motor torques from the PD, before the limits."""
+    s3n_joint_torque: torch.Tensor
+    """Explicit S3N torque ``−X_M q̈_prev − X_D q̇``."""
+
+
+class LinkageDrive:
+    """Actuator core for ``n`` joints driven through a :class:`Transmission`.
+
+    Per step: delayed targets → PD (joint or motor space) → per-motor limit (optionally on a
+    torque–speed line) → ``τ^s = Jᵀ τ^p`` → ``+ τ_S3N``. The S3N model adds to the serial tree's own
+    link inertia ``M_linkˢ`` an increment ``ΔM(q)``: ``diag(J̄)`` (Kin-Only), ``Jᵀ diag(J̄) J``
+    (S3N-Act) or ``Jᵀ M_p(α) J − M_linkˢ(α)`` (S3N-Full), and likewise ``diag(B̄)`` or
+    ``Jᵀ diag(B̄) J`` for damping. The simulator integrates a constant diagonal of it natively
+    (:meth:`native_armature`, :meth:`native_damping`); the rest is applied as
+    ``τ_S3N = −(ΔM(q) − diag A) q̈_prev − (ΔD(q) − diag D) q̇``, with ``q̈_prev`` the finite difference of
+    the measured velocity over the previous step.
+
+    Args:
+        cfg: Drive configuration.
+        transmission: The linkage map ``θ = f(q)``, constant or pose-dependent ``J``.
+    """
+
+    def __init__(self, cfg: LinkageDriveCfg, transmission: Transmission):
+        n = transmission.num_joints
+        s3n = cfg.s3n
+        per_joint = [cfg.joint_kp, cfg.joint_kd, cfg.motor_torque_limit_nm, s3n.reflected_inertia_kgm2]
+        per_joint += [x for x in (cfg.motor_kp, cfg.motor_kd, cfg.motor_no_load_speed_rads) if x is not None]
+        if any(len(values) != n for values in per_joint):
+            raise ValueError(f"every per-joint/per-motor tuple of the drive config needs {n} entries")
+        if s3n.model == "s3n_full" and n != 2:
+            raise ValueError("s3n_full's M_p(α) model is defined for a two-joint leg only")
+        if cfg.command_delay_steps < 0:
+            raise ValueError("command_delay_steps must be >= 0")
+        self.cfg = cfg
+        self.transmission = transmission
+        self._reference = torch.zeros(n, dtype=torch.float64)
+        if cfg.reference_joint_pos_rad is not None:
+            self._reference = torch.as_tensor(cfg.reference_joint_pos_rad, dtype=torch.float64)
+        self._constants: dict[tuple, torch.Tensor] = {}
+        self._native_armature = self._compute_native_armature()
+        self._native_damping = torch.diagonal(
+            self.damping_increment(self._reference), dim1=-2, dim2=-1
+        ).clone()
+        self._prev_vel: torch.Tensor | None = None
+        self._acc: torch.Tensor | None = None
+        self._has_prev: torch.Tensor | None = None
+        self._delay_buffer: torch.Tensor | None = None
+        self._fresh: torch.Tensor | None = None
+
+    # ----- what the simulator integrates natively ------------------------------------------------
+
+    def inertia_increment(self, joint_pos: torch.Tensor) -> torch.Tensor:
+        """The model's inertia on top of the tree's link inertia, ``ΔM(q)`` (kg·m²), ``(..., n, n)``."""
+        s3n = self.cfg.s3n
+        reflected = self._vec(s3n.reflected_inertia_kgm2, joint_pos)
+        if s3n.model == "kin_only":
+            return torch.diag_embed(reflected.expand(joint_pos.shape))
+        increment = motor_diagonal_in_joint_space(self.transmission.jacobian(joint_pos), reflected)
+        if s3n.model == "s3n_full":
+            increment = increment + self._link_residual(joint_pos)
+        return increment
+
+    def damping_increment(self, joint_pos: torch.Tensor) -> torch.Tensor:
+        """The model's viscous damping ``ΔD(q)`` (N·m·s/rad): ``diag(B̄)`` or ``Jᵀ diag(B̄) J``."""
+        damping = self._vec(self.cfg.s3n.viscous_damping_nms_per_rad, joint_pos)
+        if self.cfg.s3n.model == "kin_only":
+            return torch.diag_embed(damping.expand(joint_pos.shape))
+        return motor_diagonal_in_joint_space(self.transmission.jacobian(joint_pos), damping)
+
+    def native_armature(self) -> torch.Tensor:
+        """Per-joint armature for the simulator (kg·m²), ``(n,)`` float64.
+
+        Kin-Only ``diag(J̄)``; S3N on the parallelogram ``(J̄₁ + J̄₂, J̄₂)``, plus ``diag ΔM_link`` at the
+        reference pose with ``explicit_split="diagonal"`` (clamped at zero).
+        """
+        return self._native_armature.clone()
+
+    def native_damping(self) -> torch.Tensor:
+        """Per-joint viscous damping for the simulator (N·m·s/rad), ``(n,)`` float64."""
+        return self._native_damping.clone()
+
+    def _compute_native_armature(self) -> torch.Tensor:
+        reference = self._reference
+        if self.cfg.s3n.model == "s3n_full" and self.cfg.explicit_split == "paper":
+            reflected = self._vec(self.cfg.s3n.reflected_inertia_kgm2, reference)
+            act = motor_diagonal_in_joint_space(self.transmission.jacobian(reference), reflected)
+            return torch.diagonal(act, dim1=-2, dim2=-1).clone()
+        diagonal = torch.diagonal(self.inertia_increment(reference), dim1=-2, dim2=-1)
+        return diagonal.clamp(min=0.0)
+
+    def explicit_inertia(self, joint_pos: torch.Tensor) -> torch.Tensor:
+        """``X_M(q) = ΔM(q) − diag(native armature)`` (kg·m²): the part applied as explicit torque."""
+        native = self._cast(self._native_armature, joint_pos)
+        return self.inertia_increment(joint_pos) - torch.diag_embed(native.expand(joint_pos.shape))
+
+    def explicit_damping(self, joint_pos: torch.Tensor) -> torch.Tensor:
+        """``X_D(q) = ΔD(q) − diag(native damping)`` (N·m·s/rad)."""
+        native = self._cast(self._native_damping, joint_pos)
+        return self.damping_increment(joint_pos) - torch.diag_embed(native.expand(joint_pos.shape))
+
+    def explicit_loop_gain(self, joint_pos: torch.Tensor, link_inertia: torch.Tensor) -> torch.Tensor:
+        """Spectral radius of ``(M_linkˢ + diag A)⁻¹ X_M``: the per-step gain of the explicit ``q̈`` loop.
+
+        Unfiltered, the explicit torque feeds the last step's acceleration back through the native
+        inertia, ``q̈ₖ ≈ −M_native⁻¹ X_M q̈ₖ₋₁ + …``, which diverges when this is ``≥ 1``.
+
+        Args:
+            joint_pos: Poses (rad), ``(..., n)``.
+            link_inertia: The tree's own link inertia at those poses (kg·m²), ``(..., n, n)``.
+        """
+        native = link_inertia + torch.diag_embed(
+            self._cast(self._native_armature, joint_pos).expand(joint_pos.shape)
+        )
+        gain = torch.linalg.solve(native, self.explicit_inertia(joint_pos))
+        return torch.linalg.eigvals(gain).abs().amax(dim=-1)
+
+    # ----- per step --------------------------------------------------------------------------------
+
+    def reset(self, env_ids: torch.Tensor | slice | None = None) -> None:
+        """Forget the velocity history and queued commands of ``env_ids`` (all when ``None``)."""
+        index = slice(None) if env_ids is None else env_ids
+        if self._has_prev is not None:
+            self._has_prev[index] = False
+            self._acc[index] = 0.0
+        if self._fresh is not None:
+            self._fresh[index] = True
+
+    def compute(
+        self,
+        joint_pos_target: torch.Tensor,
+        joint_vel_target: torch.Tensor,
+        joint_pos: torch.Tensor,
+        joint_vel: torch.Tensor,
+        dt: float,
+    ) -> DriveOutput:
+        """One physics step.
+
+        Args:
+            joint_pos_target: Serial position targets ``q*`` (rad), ``(num_envs, ..., n)``.
+            joint_vel_target: Serial velocity targets ``q̇*`` (rad/s).
+            joint_pos: Measured serial positions ``q`` (rad).
+            joint_vel: Measured serial velocities ``q̇`` (rad/s).
+            dt: Physics step (s), for the finite-difference acceleration.
+
+        Returns:
+            The torques of this step; :attr:`DriveOutput.joint_torque` is what to apply.
+        """
+        pos_target, vel_target = self._delayed(joint_pos_target, joint_vel_target)
+        jacobian = self.transmission.jacobian(joint_pos)
+        desired = self._pd(pos_target, vel_target, joint_pos, joint_vel, jacobian)
+        motor_vel = _matvec(jacobian, joint_vel)
+        motor_torque = self._saturate(desired, motor_vel)
+        actuator = _matvec(jacobian.transpose(-1, -2), motor_torque)
+        acc = self._update_acceleration(joint_vel, dt)
+        if self.cfg.s3n.model == "kin_only":
+            s3n_torque = torch.zeros_like(actuator)
+        else:
+            s3n_torque = -_matvec(self.explicit_inertia(joint_pos), acc)
+            s3n_torque = s3n_torque - _matvec(self.explicit_damping(joint_pos), joint_vel)
+        return DriveOutput(actuator + s3n_torque, actuator, motor_torque, desired, s3n_torque)
+
+    # ----- internals -------------------------------------------------------------------------------
+
+    def _vec(self, values: tuple[float, ...], like: torch.Tensor) -> torch.Tensor:
+        """A config tuple as a tensor of ``like``'s dtype and device (cached)."""
+        key = ("tuple", values, like.dtype, like.device)
+        if key not in self._constants:
+            self._constants[key] = torch.as_tensor(values, dtype=like.dtype, device=like.device)
+        return self._constants[key]
+
+    def _cast(self, tensor: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+        """A fixed float64 tensor in ``like``'s dtype and device (cached)."""
+        key = ("tensor", id(tensor), like.dtype, like.device)
+        if key not in self._constants:
+            self._constants[key] = tensor.to(dtype=like.dtype, device=like.device)
+        return self._constants[key]
+
+    def _link_residual(self, joint_pos: torch.Tensor) -> torch.Tensor:
+        """``Jᵀ M_p(α) J − M_linkˢ(α) − Jᵀ diag(J̄) J`` is ``ΔM_link``; this returns it (kg·m²)."""
+        s3n = self.cfg.s3n
+        motor_pos = self.transmission.motor_position(joint_pos)
+        alpha = motor_pos[..., 1] - motor_pos[..., 0]
+        jacobian = self.transmission.jacobian(joint_pos)
+        pulled_back = jacobian.transpose(-1, -2) @ mp_matrix(alpha, *s3n.mp_kgm2) @ jacobian
+        reflected = self._vec(s3n.reflected_inertia_kgm2, joint_pos)
+        act = motor_diagonal_in_joint_space(jacobian, reflected)
+        return pulled_back - two_link_inertia(alpha, *s3n.serial_link_kgm2) - act
+
+    def _delayed(
+        self, pos_target: torch.Tensor, vel_target: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        steps = self.cfg.command_delay_steps
+        if steps == 0:
+            return pos_target, vel_target
+        command = torch.cat([pos_target, vel_target], dim=-1)
+        if self._delay_buffer is None or self._delay_buffer.shape[1:] != command.shape:
+            self._delay_buffer = command.unsqueeze(0).repeat(steps, *([1] * command.ndim))
+            self._fresh = torch.zeros(command.shape[0], dtype=torch.bool, device=command.device)
+        fresh = self._fresh.view(-1, *([1] * (command.ndim - 1)))
+        self._delay_buffer = torch.where(fresh, command.unsqueeze(0), self._delay_buffer)
+        self._fresh[:] = False
+        delayed = self._delay_buffer[0]
+        self._delay_buffer = torch.cat([self._delay_buffer[1:], command.unsqueeze(0)], dim=0)
+        n = pos_target.shape[-1]
+        return delayed[..., :n], delayed[..., n:]
+
+    def _pd(
+        self,
+        pos_target: torch.Tensor,
+        vel_target: torch.Tensor,
+        joint_pos: torch.Tensor,
+        joint_vel: torch.Tensor,
+        jacobian: torch.Tensor,
+    ) -> torch.Tensor:
+        cfg = self.cfg
+        if cfg.control_space == "joint":
+            joint_torque = self._vec(cfg.joint_kp, joint_pos) * (pos_target - joint_pos) + self._vec(
+                cfg.joint_kd, joint_pos
+            ) * (vel_target - joint_vel)
+            return torch.linalg.solve(jacobian.transpose(-1, -2), joint_torque.unsqueeze(-1)).squeeze(-1)
+        transmission = self.transmission
+        pos_error = transmission.motor_position(pos_target) - transmission.motor_position(joint_pos)
+        vel_error = transmission.motor_velocity(vel_target, pos_target) - _matvec(jacobian, joint_vel)
+        if cfg.motor_kp is not None and cfg.motor_kd is not None:
+            return (
+                self._vec(cfg.motor_kp, pos_error) * pos_error
+                + self._vec(cfg.motor_kd, vel_error) * vel_error
+            )
+        jac_inv = torch.linalg.inv(jacobian)
+        return self._motor_gain(cfg.motor_kp, cfg.joint_kp, jac_inv, pos_error) + self._motor_gain(
+            cfg.motor_kd, cfg.joint_kd, jac_inv, vel_error
+        )
+
+    def _motor_gain(
+        self,
+        motor_gain: tuple[float, ...] | None,
+        joint_gain: tuple[float, ...],
+        jac_inv: torch.Tensor,
+        motor_error: torch.Tensor,
+    ) -> torch.Tensor:
+        """``K_m e``: diagonal motor gains, or ``K_m = J⁻ᵀ K_j J⁻¹`` (``K_j``'s torque for small errors)."""
+        if motor_gain is not None:
+            return self._vec(motor_gain, motor_error) * motor_error
+        mapped = jac_inv.transpose(-1, -2) @ (self._vec(joint_gain, motor_error).unsqueeze(-1) * jac_inv)
+        return _matvec(mapped, motor_error)
+
+    def _saturate(self, motor_torque: torch.Tensor, motor_vel: torch.Tensor) -> torch.Tensor:
+        cfg = self.cfg
+        peak = self._vec(cfg.motor_torque_limit_nm, motor_torque)
+        if cfg.motor_no_load_speed_rads is None:
+            return saturate_motor_torque(motor_torque, peak, cfg.saturation_mode)
+        speed_ratio = motor_vel / self._vec(cfg.motor_no_load_speed_rads, motor_torque)
+        upper = (peak * (1.0 - speed_ratio)).clamp(min=0.0).minimum(peak)
+        lower = (peak * (1.0 + speed_ratio)).clamp(min=0.0).minimum(peak)
+        # Each motor's bound on the side its torque points to; a zero bound stays (just) positive
+        # so that "scale" mode never divides 0 by 0.
+        limit = torch.where(motor_torque >= 0.0, upper, lower).clamp(min=1e-12)
+        return saturate_motor_torque(motor_torque, limit, cfg.saturation_mode)
+
+    def _update_acceleration(self, joint_vel: torch.Tensor, dt: float) -> torch.Tensor:
+        if self._prev_vel is None or self._prev_vel.shape != joint_vel.shape:
+            self._prev_vel = joint_vel.clone()
+            self._acc = torch.zeros_like(joint_vel)
+            self._has_prev = torch.zeros(joint_vel.shape[0], dtype=torch.bool, device=joint_vel.device)
+        has_prev = self._has_prev.view(-1, *([1] * (joint_vel.ndim - 1)))
+        raw = torch.where(has_prev, (joint_vel - self._prev_vel) / dt, torch.zeros_like(joint_vel))
+        tau = self.cfg.accel_filter_time_constant_s
+        if tau is None or tau <= 0.0:
+            self._acc = raw
+        else:
+            blend = dt / (tau + dt)
+            self._acc = torch.where(has_prev, self._acc + blend * (raw - self._acc), torch.zeros_like(raw))
+        self._prev_vel = joint_vel.clone()
+        self._has_prev[:] = True
+        return self._acc
+
+
+def _matvec(matrix: torch.Tensor, vector: torch.Tensor) -> torch.Tensor:
+    return (matrix @ vector.unsqueeze(-1)).squeeze(-1)

@@ -1,0 +1,301 @@
+"""Marvin's scripted walk: phase, foot trajectories, leg IK, sway, ankle feedback, heading, arms."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+
+from linkage_lab.config import load_robot_config
+from linkage_lab.gait.leg_ik import LegConvention, LegReachError, leg_convention_from_config, leg_ik
+from linkage_lab.gait.phase import BIPED_PHASE_OFFSETS, as_tensor, gait_phase, leg_phases, stepping_time
+from linkage_lab.gait.trajectory import foot_trajectory, step_ramp
+
+#: Leg order of the biped: index 0 runs on φ, index 1 on φ + π (``BIPED_PHASE_OFFSETS``).
+BIPED_SIDES = tuple(BIPED_PHASE_OFFSETS)
+
+
+@dataclass(frozen=True)
+class NaoReference:
+    """The gait lesson's values for a 0.58 m NAO (gait.md §3), the starting point for scaling.
+
+    Attributes:
+        leg_length_m: Hip-to-ankle length, thigh 0.100 + tibia 0.1029 (m).
+        hip_height_m: Walking hip height above the ankle ``z`` (m).
+        step_length_m: Step length ``S`` (m).
+        step_height_m: Step height ``H`` (m).
+        frequency_hz: Gait frequency ``f`` (cycles/s).
+        double_support_margin: ``c`` (unitless).
+        pitch_gain: ``K_θ`` (rad of ankle per rad of torso pitch).
+        pitch_rate_gain_s: ``K_θ̇`` (rad of ankle per rad/s of torso pitch rate, i.e. s).
+        roll_gain: ``K_ϕ`` (rad of ankle per rad of torso roll).
+    """
+
+    leg_length_m: float = 0.2029
+    hip_height_m: float = 0.17
+    step_length_m: float = 0.10
+    step_height_m: float = 0.038
+    frequency_hz: float = 2.2
+    double_support_margin: float = 0.27
+    pitch_gain: float = 0.05
+    pitch_rate_gain_s: float = 0.08
+    roll_gain: float = 0.38
+
+
+@dataclass
+class BipedGaitCfg:
+    """Parameters of the biped gait. Build Marvin's with :func:`marvin_gait_cfg`.
+
+    Sign conventions are those of Marvin's joints (robots.md §2.1). The sensor-side signs are
+    REP-103: torso roll + = leaning right, pitch + = leaning forward, yaw + = heading left.
+    """
+
+    thigh_length_m: float
+    """Thigh, hip pitch → knee (m)."""
+    shin_length_m: float
+    """Shin, knee → ankle (m)."""
+    leg_convention: LegConvention
+    """Joint axis signs and knee direction of the sagittal leg joints."""
+    hip_height_m: float
+    """Hip height above the ankle while walking, ``z`` (m); below the leg length (bent knees)."""
+    step_length_m: float
+    """Step length ``S`` (m); ideal speed ``2 S f``."""
+    step_height_m: float
+    """Step height ``H`` (m)."""
+    frequency_hz: float
+    """Gait frequency ``f`` (cycles/s)."""
+    double_support_margin: float = 0.27
+    """``c ∈ [0, 1)``: the foot lifts only while ``sin ψ > c`` (unitless)."""
+    neutral_foot_x_m: float = 0.0
+    """Forward offset of the foot's mid-stride point from the hip (m)."""
+    step_ramp_time_s: float = 3.0
+    """Step length and arm swing rise from 0 to full over this time after the start (s)."""
+    sway_amplitude_rad: float = 0.07
+    """Lateral sway ``A``: hip roll ``θ_hr = −A sin(φ + δ)`` (rad). Initial guess, not from the lesson."""
+    sway_phase_lead_rad: float = 0.5
+    """Sway phase lead ``δ`` (rad). Initial guess, not from the lesson."""
+    sway_ramp_time_s: float = 1.0
+    """The sway amplitude rises from 0 to ``A`` over this time after the start (s)."""
+    pitch_gain: float = 0.05
+    """``K_θ``: ankle pitch correction per torso pitch (rad/rad); acts toes-down when leaning forward."""
+    pitch_rate_gain_s: float = 0.08
+    """``K_θ̇``: ankle pitch correction per torso pitch rate (rad per rad/s = s)."""
+    roll_gain: float = 0.38
+    """``K_ϕ``: ankle roll correction ``Δankle_roll = −K_ϕ ϕ`` (rad/rad)."""
+    lane_gain_rad_per_m: float = 0.5
+    """``K_y``: heading reference per metre of lateral error, ``ψ_ref = sat(−K_y (y − y_lane))`` (rad/m)."""
+    heading_ref_limit_rad: float = 0.3
+    """Saturation of ``ψ_ref`` (rad)."""
+    heading_gain: float = 0.3
+    """``K_ψ``: turn per heading error, ``u = sat(K_ψ (ψ_ref − ψ))`` (rad/rad)."""
+    turn_limit_rad: float = 0.15
+    """Saturation of the per-step hip-yaw turn ``u`` (rad)."""
+    arm_swing_amplitude_rad: float = 0.25
+    """Shoulder pitch swing at full stride, in phase with the same-side foot's backward motion (rad)."""
+    shoulder_pitch_offset_rad: float = 0.0
+    """Mean shoulder pitch (rad; − = arm forward)."""
+    elbow_rad: float = 0.3
+    """Constant elbow bend (rad)."""
+    joint_limits_rad: dict[str, tuple[float, float]] | None = None
+    """Per-joint ``(lower, upper)`` clamp of the targets (rad), by full joint name; None: no clamp."""
+
+
+def marvin_gait_cfg(reference: NaoReference | None = None, **overrides: Any) -> BipedGaitCfg:
+    """Marvin's gait parameters: the NAO lesson scaled to Marvin's legs (gait.md §3).
+
+    Lengths scale with the leg-length ratio ``k = (T + L)_Marvin / leg_NAO`` (0.64 / 0.2029 ≈ 3.15),
+    frequencies with ``√(g / leg)``, i.e. by ``1/√k``, and times (``K_θ̇``) by ``√k``. Geometry,
+    joint signs and joint ranges come from ``configs/robots/marvin.yaml``.
+
+    Args:
+        reference: The values to scale; None: :class:`NaoReference` defaults.
+        **overrides: Any :class:`BipedGaitCfg` field, applied after scaling.
+    """
+    reference = reference or NaoReference()
+    config = load_robot_config("marvin")
+    thigh = config["geometry"]["thigh_length_m"]
+    shin = config["geometry"]["shin_length_m"]
+    scale = (thigh + shin) / reference.leg_length_m
+    cfg = BipedGaitCfg(
+        thigh_length_m=thigh,
+        shin_length_m=shin,
+        leg_convention=leg_convention_from_config(config),
+        hip_height_m=reference.hip_height_m * scale,
+        step_length_m=reference.step_length_m * scale,
+        step_height_m=reference.step_height_m * scale,
+        frequency_hz=reference.frequency_hz / math.sqrt(scale),
+        double_support_margin=reference.double_support_margin,
+        pitch_gain=reference.pitch_gain,
+        pitch_rate_gain_s=reference.pitch_rate_gain_s * math.sqrt(scale),
+        roll_gain=reference.roll_gain,
+        joint_limits_rad=marvin_joint_limits(config),
+    )
+    return replace(cfg, **overrides)
+
+
+def marvin_joint_limits(config: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    """Joint ranges by full name (rad); the right side's roll and yaw ranges are the left's negated."""
+    limits: dict[str, tuple[float, float]] = {}
+    for group in ("leg_joints", "arm_joints"):
+        for joint, spec in config[group].items():
+            lower, upper = spec["range_rad"]
+            limits[f"left_{joint}"] = (lower, upper)
+            mirrored = "roll" in joint or "yaw" in joint
+            limits[f"right_{joint}"] = (-upper, -lower) if mirrored else (lower, upper)
+    return limits
+
+
+@dataclass
+class TorsoState:
+    """Torso sensor readings, each a tensor of shape ``(num_envs,)`` (REP-103 world frame).
+
+    Attributes:
+        roll_rad: Roll ``ϕ`` about +x (rad), + = leaning right.
+        pitch_rad: Pitch ``θ`` about +y (rad), + = leaning forward.
+        yaw_rad: Heading ``ψ`` about +z (rad), + = turned left.
+        pitch_rate_rads: ``θ̇`` (rad/s).
+        x_m: Torso position along the track (m).
+        y_m: Torso lateral position (m), + = left.
+    """
+
+    roll_rad: torch.Tensor
+    pitch_rad: torch.Tensor
+    yaw_rad: torch.Tensor
+    pitch_rate_rads: torch.Tensor
+    x_m: torch.Tensor
+    y_m: torch.Tensor
+
+    @classmethod
+    def from_tensors(
+        cls, roll_pitch_yaw_rad: torch.Tensor, pitch_rate_rads: torch.Tensor, position_m: torch.Tensor
+    ) -> TorsoState:
+        """From ``(N, 3)`` Euler angles, ``(N,)`` pitch rate and ``(N, ≥2)`` world position."""
+        return cls(
+            roll_rad=roll_pitch_yaw_rad[..., 0],
+            pitch_rad=roll_pitch_yaw_rad[..., 1],
+            yaw_rad=roll_pitch_yaw_rad[..., 2],
+            pitch_rate_rads=pitch_rate_rads,
+            x_m=position_m[..., 0],
+            y_m=position_m[..., 1],
+        )
+
+
+def lateral_sway(phase: torch.Tensor, amplitude_rad: torch.Tensor | float, lead_rad: float) -> torch.Tensor:
+    """Hip roll of both legs, ``θ_hr = −A sin(φ + δ)`` (rad); the ankle roll is ``−θ_hr``.
+
+    Negative hip roll (about +x) moves the feet to −y, i.e. the pelvis over the left foot,
+    while the right leg swings (``φ ∈ [0, π)``).
+    """
+    return -as_tensor(amplitude_rad, phase) * torch.sin(phase + lead_rad)
+
+
+def heading_turn(torso: TorsoState, lane_y_m: torch.Tensor | float, cfg: BipedGaitCfg) -> torch.Tensor:
+    """Per-step turn ``u = sat(K_ψ · wrap(ψ_ref − ψ))`` with ``ψ_ref = sat(−K_y (y − y_lane))`` (rad)."""
+    lateral_error = torso.y_m - as_tensor(lane_y_m, torso.y_m)
+    heading_ref = (-cfg.lane_gain_rad_per_m * lateral_error).clamp(
+        -cfg.heading_ref_limit_rad, cfg.heading_ref_limit_rad
+    )
+    error = heading_ref - torso.yaw_rad
+    wrapped = torch.atan2(torch.sin(error), torch.cos(error))
+    return (cfg.heading_gain * wrapped).clamp(-cfg.turn_limit_rad, cfg.turn_limit_rad)
+
+
+class BipedGait:
+    """Joint position targets of Marvin's 16 joints from time and torso sensors (no internal state).
+
+    Args:
+        cfg: The gait parameters.
+
+    Raises:
+        LegReachError: A point of the foot trajectory lies outside the leg's reach.
+    """
+
+    def __init__(self, cfg: BipedGaitCfg):
+        self.cfg = cfg
+        legs = ("hip_yaw", "hip_roll", "hip_pitch", "knee", "ankle_pitch", "ankle_roll")
+        arms = ("shoulder_pitch", "elbow")
+        self.joint_names: tuple[str, ...] = tuple(
+            f"{side}_{joint}" for group in (legs, arms) for side in ("left", "right") for joint in group
+        )
+        half = 0.5 * cfg.step_length_m
+        corner_x = torch.tensor([-half, half, 0.0, -half, half], dtype=torch.float64) + cfg.neutral_foot_x_m
+        corner_z = cfg.hip_height_m - torch.tensor(
+            [0.0, 0.0, cfg.step_height_m, 0.0, 0.0], dtype=torch.float64
+        )
+        try:
+            leg_ik(corner_x, corner_z, cfg.thigh_length_m, cfg.shin_length_m, cfg.leg_convention, strict=True)
+        except LegReachError as exc:
+            raise LegReachError(f"biped gait trajectory leaves the leg's reach: {exc}") from exc
+
+    def joint_targets(
+        self,
+        time_s: torch.Tensor | float,
+        torso: TorsoState,
+        start_time_s: torch.Tensor | float = 0.0,
+        lane_y_m: torch.Tensor | float = 0.0,
+    ) -> dict[str, torch.Tensor]:
+        """Joint position targets (rad) by joint name, each ``(num_envs,)``.
+
+        Args:
+            time_s: Simulation time (s), scalar or ``(num_envs,)``.
+            torso: Torso sensor readings.
+            start_time_s: Start of stepping ``t₀`` (s); before it the robot holds its crouch.
+            lane_y_m: Lateral centre of the robot's lane (m).
+        """
+        cfg = self.cfg
+        time = as_tensor(time_s, torso.pitch_rad).expand_as(torso.pitch_rad)
+        elapsed = stepping_time(time, start_time_s)
+        phase = gait_phase(time, cfg.frequency_hz, start_time_s)
+        psi = leg_phases(phase, BIPED_PHASE_OFFSETS)
+        stride_scale = step_ramp(elapsed, cfg.step_ramp_time_s).unsqueeze(-1)
+        forward, lift = foot_trajectory(
+            psi, cfg.step_length_m * stride_scale, cfg.step_height_m, cfg.double_support_margin
+        )
+        angles = leg_ik(
+            forward + cfg.neutral_foot_x_m,
+            cfg.hip_height_m - lift,
+            cfg.thigh_length_m,
+            cfg.shin_length_m,
+            cfg.leg_convention,
+            strict=False,
+        )
+        sway_amplitude = cfg.sway_amplitude_rad * step_ramp(elapsed, cfg.sway_ramp_time_s)
+        hip_roll = lateral_sway(phase, sway_amplitude, cfg.sway_phase_lead_rad)
+        # The lesson's pitch feedback is written for an ankle about +y (+ = toes down); the
+        # axis sign maps it onto the robot's ankle, so leaning forward always presses the toes down.
+        ankle_pitch_feedback = cfg.leg_convention.ankle_axis_sign * (
+            cfg.pitch_gain * torso.pitch_rad + cfg.pitch_rate_gain_s * torso.pitch_rate_rads
+        )
+        # Marvin's ankle roll axis is +x, as the NAO's: the lesson's roll term carries over unchanged.
+        ankle_roll = -hip_roll - cfg.roll_gain * torso.roll_rad
+        turn = heading_turn(torso, lane_y_m, cfg).unsqueeze(-1)
+        hip_yaw = turn * 0.5 * (1.0 - torch.cos(psi))
+        # −cos ψ is the same-side foot's forward offset over S/2: each arm swings back (+ pitch)
+        # as its own foot swings forward, i.e. forward with the opposite leg.
+        shoulder = cfg.shoulder_pitch_offset_rad - cfg.arm_swing_amplitude_rad * stride_scale * torch.cos(psi)
+
+        targets: dict[str, torch.Tensor] = {}
+        for index, side in enumerate(BIPED_SIDES):
+            targets[f"{side}_hip_yaw"] = hip_yaw[..., index]
+            targets[f"{side}_hip_roll"] = hip_roll
+            targets[f"{side}_hip_pitch"] = angles.hip[..., index]
+            targets[f"{side}_knee"] = angles.knee[..., index]
+            targets[f"{side}_ankle_pitch"] = angles.ankle[..., index] + ankle_pitch_feedback
+            targets[f"{side}_ankle_roll"] = ankle_roll
+            targets[f"{side}_shoulder_pitch"] = shoulder[..., index]
+            targets[f"{side}_elbow"] = torch.full_like(phase, cfg.elbow_rad)
+        return {name: self._clamp(name, targets[name]) for name in self.joint_names}
+
+    def joint_targets_tensor(self, *args: Any, **kwargs: Any) -> torch.Tensor:
+        """:meth:`joint_targets` stacked in :attr:`joint_names` order, ``(num_envs, 16)`` (rad)."""
+        targets = self.joint_targets(*args, **kwargs)
+        return torch.stack([targets[name] for name in self.joint_names], dim=-1)
+
+    def _clamp(self, name: str, target: torch.Tensor) -> torch.Tensor:
+        limits = self.cfg.joint_limits_rad
+        if limits is None or name not in limits:
+            return target
+        lower, upper = limits[name]
+        return target.clamp(lower, upper)

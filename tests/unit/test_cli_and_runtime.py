@@ -1,0 +1,113 @@
+"""Device selection, task lookup and the CLI's error messages."""
+
+from __future__ import annotations
+
+import pytest
+
+from linkage_lab.cli.main import main
+from linkage_lab.runtime import OverrideError, pick_device, validate_overrides
+
+pytestmark = pytest.mark.unit
+
+
+def test_pick_device_honours_request_and_env(monkeypatch):
+    assert pick_device("cuda:1") == "cuda:1"
+    monkeypatch.setenv("LINKAGE_LAB_DEVICE", "cpu")
+    assert pick_device() == "cpu"
+
+
+def test_pick_device_falls_back_to_cpu_without_cuda(monkeypatch):
+    import torch
+
+    monkeypatch.delenv("LINKAGE_LAB_DEVICE", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert pick_device() == "cpu"
+
+
+def test_pick_device_prefers_a_working_gpu(monkeypatch):
+    import torch
+
+    monkeypatch.delenv("LINKAGE_LAB_DEVICE", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    real_zeros = torch.zeros
+    monkeypatch.setattr(torch, "zeros", lambda *a, **k: real_zeros(1))
+    assert pick_device() == "cuda:0"
+
+
+@pytest.mark.parametrize("token", ["env.scene.num_envs=32", "agent.max_iterations=5", "physics=newton_mjwarp", "+a.b=1"])
+def test_valid_overrides(token):
+    assert validate_overrides([token]) == [token]
+
+
+@pytest.mark.parametrize("token", ["bogus", "=3", "--num_envs", "env.scene.num_envs"])
+def test_malformed_overrides(token):
+    with pytest.raises(OverrideError, match="malformed override"):
+        validate_overrides([token])
+
+
+def test_unknown_task_lists_project_tasks(capsys):
+    assert main(["train", "--task", "LinkageLab-Nope"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown task id 'LinkageLab-Nope'" in err
+    assert "LinkageLab-Velocity-Flat-Limit" in err
+
+
+def test_unknown_override_key_is_a_clear_error(capsys):
+    assert main(["bench", "env", "--task", "LinkageLab-Velocity-Flat-Limit", "bogus"]) == 2
+    assert "malformed override" in capsys.readouterr().err
+
+
+def test_unknown_override_path_is_rejected():
+    from linkage_lab.runtime import resolve_configs
+
+    with pytest.raises(OverrideError, match="has no field 'no_such_field'"):
+        resolve_configs("LinkageLab-Velocity-Flat-Limit", ["env.scene.no_such_field=3"], "cpu")
+
+
+def test_overrides_reach_env_and_agent_configs():
+    from linkage_lab.runtime import resolve_configs
+
+    env_cfg, agent_cfg = resolve_configs(
+        "LinkageLab-Velocity-Flat-Limit", ["env.scene.num_envs=7", "agent.max_iterations=3"], "cpu"
+    )
+    assert env_cfg.scene.num_envs == 7
+    assert agent_cfg.max_iterations == 3
+    assert env_cfg.sim.device == "cpu" and agent_cfg.device == "cpu"
+
+
+def test_help_lists_commands(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    for command in ("demo", "assets", "train", "bench"):
+        assert command in out
+
+
+def test_unknown_robot_for_assets(capsys):
+    assert main(["assets", "build", "r2d2"]) == 2
+    assert "unknown robot" in capsys.readouterr().err
+
+
+def test_entry_point_registers_tasks():
+    from importlib.metadata import entry_points
+
+    names = {ep.value for ep in entry_points(group="isaaclab.tasks")}
+    assert "linkage_lab.tasks" in names
+
+
+@pytest.mark.parametrize(
+    "token, message",
+    [
+        ("env.scene.num_envs=abc", "expects int"),
+        ("agent.max_iterations=1.5", "expects int"),
+        ("physics=nonexistent", "Unknown preset"),
+        ("agent.no_such=1", "has no field"),
+    ],
+)
+def test_bad_override_values_are_rejected(token, message):
+    from linkage_lab.runtime import resolve_configs
+
+    with pytest.raises(OverrideError, match=message):
+        resolve_configs("LinkageLab-Velocity-Flat-Limit", [token], "cpu")

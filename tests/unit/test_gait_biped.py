@@ -1,0 +1,168 @@
+"""Marvin's scripted walk: scaling, foot placement, sway, ankle feedback, heading and arms."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from linkage_lab.gait import BipedGait, LegReachError, TorsoState, heading_turn, leg_fk, marvin_gait_cfg
+
+pytestmark = pytest.mark.unit
+
+PI = math.pi
+
+
+def _torso(n: int = 1, **values: float) -> TorsoState:
+    fields = ("roll_rad", "pitch_rad", "yaw_rad", "pitch_rate_rads", "x_m", "y_m")
+    return TorsoState(**{f: torch.full((n,), values.get(f, 0.0), dtype=torch.float64) for f in fields})
+
+
+def _plain_cfg(**overrides):
+    """No ramps, no sway lead, no clamping: every term shows in the targets as its formula says."""
+    base = dict(
+        step_ramp_time_s=0.0,
+        sway_ramp_time_s=0.0,
+        sway_amplitude_rad=0.1,
+        sway_phase_lead_rad=0.0,
+        joint_limits_rad=None,
+    )
+    return marvin_gait_cfg(**(base | overrides))
+
+
+def _time_at(phase: float, cfg) -> torch.Tensor:
+    return torch.tensor(phase / (2 * PI * cfg.frequency_hz), dtype=torch.float64)
+
+
+def test_marvin_cfg_is_the_nao_lesson_scaled():
+    cfg = marvin_gait_cfg()
+    scale = 0.64 / 0.2029  # Marvin hip-to-ankle / NAO, 3.1543
+    assert cfg.hip_height_m == pytest.approx(0.17 * scale)  # 0.536 m
+    assert cfg.step_length_m == pytest.approx(0.10 * scale)  # 0.315 m
+    assert cfg.step_height_m == pytest.approx(0.038 * scale)  # 0.120 m
+    assert cfg.frequency_hz == pytest.approx(2.2 / math.sqrt(scale))  # 1.239 Hz
+    assert cfg.pitch_rate_gain_s == pytest.approx(0.08 * math.sqrt(scale))
+    assert (cfg.double_support_margin, cfg.pitch_gain, cfg.roll_gain) == (0.27, 0.05, 0.38)
+    assert cfg.joint_limits_rad["right_hip_roll"] == (-0.6, 0.4)
+    assert cfg.joint_limits_rad["left_hip_roll"] == (-0.4, 0.6)
+
+
+def test_sixteen_named_targets():
+    gait = BipedGait(marvin_gait_cfg())
+    targets = gait.joint_targets(0.0, _torso(3))
+    expected = {
+        f"{side}_{joint}"
+        for side in ("left", "right")
+        for joint in (
+            "hip_yaw",
+            "hip_roll",
+            "hip_pitch",
+            "knee",
+            "ankle_pitch",
+            "ankle_roll",
+            "shoulder_pitch",
+            "elbow",
+        )
+    }
+    assert set(targets) == expected and len(targets) == 16
+    assert all(value.shape == (3,) for value in targets.values())
+    assert gait.joint_targets_tensor(0.0, _torso(3)).shape == (3, 16)
+
+
+def test_crouch_before_start():
+    cfg = marvin_gait_cfg()
+    targets = BipedGait(cfg).joint_targets(0.5, _torso(), start_time_s=2.0)
+    # Equal links, foot under the hip: hip = −arccos(z / 2T), knee = 2 arccos(z / 2T), ankle = hip + knee.
+    half_knee = math.acos(cfg.hip_height_m / (2 * 0.32))
+    for side in ("left", "right"):
+        assert float(targets[f"{side}_hip_pitch"]) == pytest.approx(-half_knee, abs=1e-6)
+        assert float(targets[f"{side}_knee"]) == pytest.approx(2 * half_knee, abs=1e-6)
+        assert float(targets[f"{side}_ankle_pitch"]) == pytest.approx(half_knee, abs=1e-6)
+        assert float(targets[f"{side}_hip_roll"]) == 0.0 and float(targets[f"{side}_hip_yaw"]) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("phase", "right_x", "left_x", "right_lift", "left_lift", "sway"),
+    [
+        (0.0, -0.5, 0.5, 0.0, 0.0, 0.0),
+        (PI / 2, 0.0, 0.0, 1.0, 0.0, -0.1),
+        (PI, 0.5, -0.5, 0.0, 0.0, 0.0),
+        (1.5 * PI, 0.0, 0.0, 0.0, 1.0, 0.1),
+    ],
+)
+def test_feet_and_sway_at_hand_computed_phases(phase, right_x, left_x, right_lift, left_lift, sway):
+    # x in units of S (x = −(S/2) cos ψ), lift in units of H; ψ_R = φ, ψ_L = φ + π.
+    cfg = _plain_cfg()
+    targets = BipedGait(cfg).joint_targets(_time_at(phase, cfg), _torso())
+    for side, x_fraction, lift in (("right", right_x, right_lift), ("left", left_x, left_lift)):
+        x, z = leg_fk(targets[f"{side}_hip_pitch"], targets[f"{side}_knee"], 0.32, 0.32, cfg.leg_convention)
+        assert float(x) == pytest.approx(x_fraction * cfg.step_length_m, abs=1e-6)
+        assert float(z) == pytest.approx(cfg.hip_height_m - lift * cfg.step_height_m, abs=1e-6)
+        # Sole flat: ankle_pitch (axis −y) = hip_pitch + knee.
+        flat = targets[f"{side}_hip_pitch"] + targets[f"{side}_knee"]
+        assert float(targets[f"{side}_ankle_pitch"]) == pytest.approx(float(flat), abs=1e-9)
+        assert float(targets[f"{side}_hip_roll"]) == pytest.approx(sway, abs=1e-9)
+        assert float(targets[f"{side}_ankle_roll"]) == pytest.approx(-sway, abs=1e-9)
+
+
+def test_ankle_feedback_signs_and_sizes():
+    cfg = _plain_cfg()
+    gait = BipedGait(cfg)
+    time = _time_at(0.3, cfg)
+    still = gait.joint_targets(time, _torso())
+    leaning = gait.joint_targets(time, _torso(pitch_rad=0.1, pitch_rate_rads=0.2, roll_rad=0.1))
+    for side in ("left", "right"):
+        # Leaning forward presses the toes down: Marvin's ankle_pitch (+ = toes up) decreases
+        # by K_θ θ + K_θ̇ θ̇ = 0.05·0.1 + 0.1421·0.2.
+        delta_pitch = leaning[f"{side}_ankle_pitch"] - still[f"{side}_ankle_pitch"]
+        assert float(delta_pitch) == pytest.approx(-(0.05 * 0.1 + cfg.pitch_rate_gain_s * 0.2), abs=1e-9)
+        delta_roll = leaning[f"{side}_ankle_roll"] - still[f"{side}_ankle_roll"]
+        assert float(delta_roll) == pytest.approx(-0.38 * 0.1, abs=1e-9)
+
+
+def test_heading_and_lane_loops():
+    cfg = marvin_gait_cfg()
+    # 0.2 m left of the lane: ψ_ref = −0.5·0.2 = −0.1, u = 0.3·(−0.1) = −0.03 (turn right).
+    assert float(heading_turn(_torso(y_m=1.2), 1.0, cfg)) == pytest.approx(-0.03)
+    # Heading 2π − 0.05 is 0.05 right of straight: u = 0.3·0.05 = 0.015 (wrapped, not 0.3·(−6.23)).
+    assert float(heading_turn(_torso(yaw_rad=2 * PI - 0.05), 0.0, cfg)) == pytest.approx(0.015)
+    # Saturations: ψ_ref at −0.3; u at −0.15.
+    assert float(heading_turn(_torso(y_m=10.0, yaw_rad=0.0), 0.0, cfg)) == pytest.approx(-0.09)
+    assert float(heading_turn(_torso(yaw_rad=1.0), 0.0, cfg)) == pytest.approx(-0.15)
+
+
+def test_hip_yaw_turn_grows_in_swing_and_returns_in_stance():
+    cfg = _plain_cfg()
+    gait = BipedGait(cfg)
+    torso = _torso(y_m=0.2)  # u = −0.03
+    at_zero = gait.joint_targets(_time_at(0.0, cfg), torso)
+    at_half = gait.joint_targets(_time_at(PI / 2, cfg), torso)
+    # u·½(1 − cos ψ): right ψ = 0 → 0, left ψ = π → u; at φ = π/2 both are u/2.
+    assert float(at_zero["right_hip_yaw"]) == pytest.approx(0.0, abs=1e-9)
+    assert float(at_zero["left_hip_yaw"]) == pytest.approx(-0.03)
+    assert float(at_half["right_hip_yaw"]) == pytest.approx(-0.015)
+    assert float(at_half["left_hip_yaw"]) == pytest.approx(-0.015)
+
+
+def test_arms_swing_opposite_to_the_legs():
+    cfg = _plain_cfg()
+    targets = BipedGait(cfg).joint_targets(_time_at(0.0, cfg), _torso())
+    # φ = 0: right foot back, left foot forward → left arm back (+ shoulder pitch), right arm forward.
+    assert float(targets["left_shoulder_pitch"]) == pytest.approx(cfg.arm_swing_amplitude_rad)
+    assert float(targets["right_shoulder_pitch"]) == pytest.approx(-cfg.arm_swing_amplitude_rad)
+    assert float(targets["left_elbow"]) == pytest.approx(cfg.elbow_rad)
+
+
+def test_targets_are_clamped_to_joint_ranges():
+    cfg = marvin_gait_cfg()
+    gait = BipedGait(cfg)
+    times = torch.linspace(5.0, 6.0, 50, dtype=torch.float64)
+    targets = gait.joint_targets(times, _torso(50, roll_rad=0.5))
+    for name, (lower, upper) in cfg.joint_limits_rad.items():
+        assert float(targets[name].min()) >= lower and float(targets[name].max()) <= upper, name
+
+
+def test_trajectory_out_of_reach_is_rejected():
+    with pytest.raises(LegReachError, match="biped gait trajectory"):
+        BipedGait(marvin_gait_cfg(hip_height_m=0.62, step_length_m=0.4))
