@@ -43,11 +43,13 @@ def train(
     num_envs: int | None = None,
     max_iterations: int | None = None,
     seed: int | None = None,
+    log_root: Path = LOG_DIR,
 ) -> TrainResult:
     """Train ``task`` with rsl-rl PPO; env and agent on the same automatically picked device.
 
-    Runs in the current working directory's ``logs/`` is avoided: the process changes into the
-    repository root so that logs always land in ``<repo>/logs/rsl_rl/<experiment>/<run>/``.
+    Isaac Lab writes runs under the working directory's ``logs/``; the process changes into
+    ``log_root``'s parent for the run, so logs land in ``<log_root>/rsl_rl/<experiment>/<run>/``
+    (by default ``<repo>/logs/...``) wherever the command was started.
     """
     import os
 
@@ -73,15 +75,18 @@ def train(
     )
     start = time.perf_counter()
     previous_cwd = Path.cwd()
-    LOG_DIR.parent.mkdir(parents=True, exist_ok=True)
-    os.chdir(LOG_DIR.parent)
+    log_root = Path(log_root)
+    if log_root.name != "logs":
+        raise ValueError(f"log_root must be a folder named 'logs' (Isaac Lab's layout), got {log_root}")
+    log_root.mkdir(parents=True, exist_ok=True)
+    os.chdir(log_root.parent)
     try:
         status = isaaclab_train(request)
     finally:
         os.chdir(previous_cwd)
     if status != 0:
         raise RuntimeError(f"training exited with status {status}")
-    run_dir = latest_run_dir(agent_cfg.experiment_name)
+    run_dir = latest_run_dir(agent_cfg.experiment_name, log_root)
     if run_dir is None:
-        raise RuntimeError(f"training finished but wrote no run folder under {LOG_DIR / 'rsl_rl'}")
+        raise RuntimeError(f"training finished but wrote no run folder under {log_root / 'rsl_rl'}")
     return TrainResult(run_dir, latest_checkpoint(run_dir), time.perf_counter() - start)

@@ -70,7 +70,7 @@ class _LoopSolution(NamedTuple):
 
     motor_pos: torch.Tensor
     perp: torch.Tensor  # S = L · transmission (m)
-    reachable: torch.Tensor
+    perp_sq: torch.Tensor  # S², negative where the rod cannot reach (m²)
     jacobian_pitch: torch.Tensor | None
     jacobian_roll: torch.Tensor | None
 
@@ -103,35 +103,38 @@ def _constants(geometry: RSUAnkleGeometry, dtype: torch.dtype, device: str) -> _
 
 
 def _solve_loop(c: _LoopConstants, pitch: torch.Tensor, roll: torch.Tensor, with_jacobian: bool) -> _LoopSolution:
-    """The math of :func:`evaluate` on flat ``(N,)`` pitch and roll; results ``(2, N)``."""
+    """The math of :func:`evaluate` on flat ``(N,)`` pitch and roll; results ``(2, N)``.
+
+    Written with in-place updates of fresh tensors: fewer allocations keep the CPU allocator
+    from returning and re-faulting memory on every call (a large share of the time otherwise).
+    """
     shifted = pitch - c.neutral_crank_angle_rad
     cos_p, sin_p, cos_r, sin_r = torch.cos(shifted), torch.sin(shifted), torch.cos(roll), torch.sin(roll)
     # Rod end after the roll, v = R_x(q_r) A0; then the pitch turns (x0, v_z) in the xz plane.
-    vec_y = torch.addcmul(cos_r * c.foot_y, sin_r, c.foot_z, value=-1.0)
-    vec_z = torch.addcmul(sin_r * c.foot_y, cos_r, c.foot_z)
-    foot_x = torch.addcmul(cos_p * c.foot_x, sin_p, vec_z, value=-1.0)
-    foot_z = torch.addcmul(sin_p * c.foot_x, cos_p, vec_z)
+    vec_y = (cos_r * c.foot_y).addcmul_(sin_r, c.foot_z, value=-1.0)
+    vec_z = (sin_r * c.foot_y).addcmul_(cos_r, c.foot_z)
+    foot_x = (cos_p * c.foot_x).addcmul_(sin_p, vec_z, value=-1.0)
+    foot_z = (sin_p * c.foot_x).addcmul_(cos_p, vec_z)
     d_x, d_y, d_z = foot_x - c.centre_x, vec_y - c.centre_y, foot_z - c.centre_z
-    h_sq = torch.addcmul(d_x * d_x, d_z, d_z)
-    kappa = torch.addcmul(h_sq, d_y, d_y).mul_(0.5 / c.crank_radius_m).add_(c.kappa_offset)
+    h_sq = (d_x * d_x).addcmul_(d_z, d_z)
+    kappa = (d_y * d_y).add_(h_sq).mul_(0.5 / c.crank_radius_m).add_(c.kappa_offset)
     s_sq = torch.addcmul(h_sq, kappa, kappa, value=-1.0)
-    reachable = s_sq >= 0.0
     perp = torch.sqrt(s_sq)
     signed_perp = perp * c.branch
-    cos_num = torch.addcmul(d_x * kappa, d_z, signed_perp, value=-1.0)
-    sin_num = torch.addcmul(d_z * kappa, d_x, signed_perp)
+    cos_num = (d_x * kappa).addcmul_(d_z, signed_perp, value=-1.0)
+    sin_num = (d_z * kappa).addcmul_(d_x, signed_perp)
     motor_pos = torch.atan2(sin_num, cos_num)
     if not with_jacobian:
-        return _LoopSolution(motor_pos, perp, reachable, None, None)
+        return _LoopSolution(motor_pos, perp, s_sq, None, None)
     # Rod vector e = d − r u(φ), with (cos φ, sin φ) = (cos_num, sin_num) / h².
-    scale = h_sq.reciprocal().mul_(c.crank_radius_m)
+    scale = c.crank_radius_m / h_sq
     e_x = torch.addcmul(d_x, cos_num, scale, value=-1.0)
     e_z = torch.addcmul(d_z, sin_num, scale, value=-1.0)
     # ∂A/∂q_p = (−A_z, 0, A_x); ∂A/∂q_r = (−sin_p v_y, −v_z, cos_p v_y); J = (e·∂A/∂q) / (−r s S).
     inverse_denominator = (perp * c.branch_radius).reciprocal_()
-    dot_pitch = torch.addcmul(e_z * foot_x, e_x, foot_z, value=-1.0)
-    dot_roll = torch.addcmul(torch.addcmul(e_z * cos_p, e_x, sin_p, value=-1.0) * vec_y, d_y, vec_z, value=-1.0)
-    return _LoopSolution(motor_pos, perp, reachable, dot_pitch * inverse_denominator, dot_roll * inverse_denominator)
+    jac_pitch = (e_z * foot_x).addcmul_(e_x, foot_z, value=-1.0).mul_(inverse_denominator)
+    jac_roll = (e_z * cos_p).addcmul_(e_x, sin_p, value=-1.0).mul_(vec_y).addcmul_(d_y, vec_z, value=-1.0)
+    return _LoopSolution(motor_pos, perp, s_sq, jac_pitch, jac_roll.mul_(inverse_denominator))
 
 
 def evaluate(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, with_jacobian: bool = True) -> AnkleState:
@@ -178,7 +181,7 @@ def evaluate(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, with_jacobian:
         # (joint, motor, N) → (..., motor, joint)
         stacked = torch.stack([loop.jacobian_pitch, loop.jacobian_roll])  # type: ignore[list-item]
         jacobian = stacked.permute(2, 1, 0).reshape(*lead, 2, 2)
-    return AnkleState(unflatten(loop.motor_pos), jacobian, transmission, unflatten(loop.reachable))
+    return AnkleState(unflatten(loop.motor_pos), jacobian, transmission, unflatten(loop.perp_sq >= 0.0))
 
 
 def inverse_kinematics(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor) -> torch.Tensor:

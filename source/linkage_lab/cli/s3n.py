@@ -1,0 +1,133 @@
+"""``linkage-lab s3n``: S3N inertia tables and the fidelity benchmark against the closed-chain oracle."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+#: Presets of ``s3n table``: the paper's leg (s3n.md §4) and the Limit (placeholder motor values).
+PRESETS = ("paper", "limit")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``s3n table`` and ``s3n validate``."""
+    parser = subparsers.add_parser(
+        "s3n",
+        help="S3N dynamics normalisation: inertia tables, fidelity vs a closed-chain oracle",
+        description="S3N (s3n.md): what the serial simulator integrates under Kin-Only, S3N-Act and "
+        "S3N-Full, and how close each comes to a closed-chain MuJoCo model of the real leg.",
+    )
+    commands = parser.add_subparsers(dest="s3n_command", metavar="SUBCOMMAND", required=True)
+
+    table = commands.add_parser(
+        "table",
+        help="total joint-space inertia per model at one knee angle",
+        description="Print the 2x2 serial joint-space inertia (kg·m²) the simulator integrates under "
+        "each model: kin_only = M_link^s + diag(J̄), s3n_act = + ΔM_act, s3n_full = + ΔM_link = Jᵀ M_p J. "
+        "M_link^s(α) uses the two-link form [[a + 2b cos α, c + b cos α], [c + b cos α, c]]; for the "
+        "paper preset a and c come from its 90° value and b = M₁₂ of its identified M_p.",
+    )
+    table.add_argument("--preset", choices=PRESETS, default="paper", help="parameter set (default: paper)")
+    table.add_argument("--alpha-deg", type=float, default=90.0, help="relative knee angle α in degrees")
+    table.add_argument("--json", action="store_true", help="print one JSON object")
+    table.set_defaults(func=_table)
+
+    validate = commands.add_parser(
+        "validate",
+        help="chirp fidelity of the three models against the closed-chain oracle",
+        description="Identify the oracle's M_p from a multisine run, drive the oracle and the serial "
+        "leg (kin_only, s3n_act, s3n_full) with the paper's chirp (0.2 rad, 0.1-25 Hz, Kp=50, Kd=1.5), "
+        "and report joint position and torque RMSE per joint against the oracle.",
+    )
+    validate.add_argument("--json", action="store_true", help="print one JSON object")
+    validate.add_argument("--plot", metavar="DIR", help="write s3n_errors.png and s3n_inertia.png here")
+    validate.add_argument("--duration", type=float, default=None, help="chirp length in s (default 10)")
+    validate.set_defaults(func=_validate)
+
+
+def inertia_table(preset: str, alpha_deg: float) -> dict:
+    """``{"alpha_deg": A, "kin_only": M, "s3n_act": M, "s3n_full": M}`` with 2x2 lists (kg·m²)."""
+    import torch
+
+    from linkage_lab.dynamics.s3n import S3N_MODELS, integrated_inertia, paper_s3n_cfg
+    from linkage_lab.dynamics.serial_leg import limit_s3n_cfg
+    from linkage_lab.kinematics.transmission import PARALLELOGRAM_LEG_JACOBIAN
+
+    base = paper_s3n_cfg() if preset == "paper" else limit_s3n_cfg()
+    alpha = torch.tensor(math.radians(alpha_deg), dtype=torch.float64)
+    jacobian = torch.tensor(PARALLELOGRAM_LEG_JACOBIAN, dtype=torch.float64)
+    result: dict = {"alpha_deg": alpha_deg}
+    for model in S3N_MODELS:
+        cfg = type(base)(**{**base.__dict__, "model": model})
+        result[model] = integrated_inertia(cfg, alpha, jacobian).tolist()
+    return result
+
+
+def _table(args: argparse.Namespace) -> int:
+    result = inertia_table(args.preset, args.alpha_deg)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    note = " (placeholder motor values)" if args.preset == "limit" else ""
+    print(f"S3N joint-space inertia, preset {args.preset}{note}, α = {args.alpha_deg:g}°  [kg·m²]")
+    for model in ("kin_only", "s3n_act", "s3n_full"):
+        (m11, m12), (m21, m22) = result[model]
+        print(f"  {model:9s} [[{m11:9.6f}, {m12:9.6f}],")
+        print(f"  {'':9s}  [{m21:9.6f}, {m22:9.6f}]]")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from tqdm import tqdm
+
+    from linkage_lab.dynamics.fidelity import FidelityCfg, plot_fidelity, run_fidelity
+
+    cfg = FidelityCfg()
+    if args.duration is not None:
+        if args.duration <= 0.0:
+            from linkage_lab.cli.main import CliError
+
+            raise CliError("--duration must be positive")
+        cfg = replace(
+            cfg, duration_s=args.duration, identification_duration_s=min(6.0, max(2.0, args.duration))
+        )
+    with tqdm(total=5, desc="s3n validate", unit="run", leave=False) as bar:
+        result = run_fidelity(cfg, progress=lambda label: (bar.set_postfix_str(label), bar.update()))
+    if args.plot:
+        plot_fidelity(result, cfg, args.plot)
+    if args.json:
+        print(json.dumps(result.metrics))
+        return 0
+    _print_report(result, cfg, args.plot)
+    return 0
+
+
+def _print_report(result, cfg, plot_dir: str | None) -> None:
+    models, reduction = result.metrics["models"], result.metrics["reduction_pct"]
+    ident = result.identification
+    print(
+        f"S3N fidelity vs closed-chain oracle: chirp {cfg.chirp_amplitude_rad} rad, "
+        f"{cfg.chirp_band_hz[0]}-{cfg.chirp_band_hz[1]} Hz over {cfg.duration_s:g} s, "
+        f"Kp={cfg.motor_kp:g}, Kd={cfg.motor_kd:g}, dt={cfg.timestep_s * 1e3:g} ms"
+    )
+    header = ("model", "pos RMSE hip", "knee", "tau RMSE hip", "knee", "Δpos", "Δtau")
+    print("{:10s} {:>13s} {:>9s} {:>13s} {:>9s} {:>7s} {:>7s}".format(*header))
+    for model, values in models.items():
+        (ph, pk), (th, tk) = values["pos_rmse"], values["tau_rmse"]
+        red = reduction.get(model)
+        red_text = f"{red['pos']:6.1f}% {red['tau']:6.1f}%" if red else f"{'-':>7s} {'-':>7s}"
+        print(f"{model:10s} {ph:9.5f} rad {pk:9.5f} {th:9.4f} N·m {tk:9.4f} {red_text}")
+    true = result.true_mp_kgm2
+    print(
+        "identified M_p (M11, M12, M22) = ({:.6f}, {:.6f}, {:.6f}) kg·m²; ".format(*ident.mp_kgm2)
+        + "oracle mass matrix ({:.6f}, {:.6f}, {:.6f})".format(*true)
+    )
+    print(
+        f"max loop-closure violation {result.max_constraint_violation_m:.2e} m; "
+        f"oracle motor torque limited in {100 * result.traces['oracle'].saturated_fraction:.0f} % of steps"
+    )
+    if plot_dir:
+        print(f"plots: {plot_dir}/s3n_errors.png, {plot_dir}/s3n_inertia.png")
