@@ -59,6 +59,7 @@ class _LoopConstants(NamedTuple):
     centre_z: torch.Tensor  # M'_z (m)
     kappa_offset: torch.Tensor  # (r² − L²) / (2r) (m)
     inverse_length: torch.Tensor  # 1 / L (1/m)
+    length_sq: torch.Tensor  # L² (m²)
     branch: torch.Tensor  # s = ±1
     branch_radius: torch.Tensor  # −s r (m)
     crank_radius_m: float
@@ -86,7 +87,7 @@ def _constants(geometry: RSUAnkleGeometry, dtype: torch.dtype, device: str) -> _
     centre_x = centre[:, 0] * math.cos(theta0) + centre[:, 2] * math.sin(theta0)
     centre_z = centre[:, 2] * math.cos(theta0) - centre[:, 0] * math.sin(theta0)
     values = [foot[:, 0], foot[:, 1], foot[:, 2], centre_x, centre[:, 1], centre_z]
-    values += [(r**2 - lengths**2) / (2 * r), 1.0 / lengths]
+    values += [(r**2 - lengths**2) / (2 * r), 1.0 / lengths, lengths**2]
 
     def build(signs: np.ndarray) -> _LoopConstants:
         columns = [torch.tensor(v, dtype=dtype, device=device).unsqueeze(-1) for v in [*values, signs, -r * signs]]
@@ -102,19 +103,35 @@ def _constants(geometry: RSUAnkleGeometry, dtype: torch.dtype, device: str) -> _
     return build(np.where((plus < minus).numpy(), 1.0, -1.0))
 
 
+class _FootPoints(NamedTuple):
+    """Rod ends on the foot at a pose, ``(2, N)`` each except the trigonometry ``(N,)``."""
+
+    cos_p: torch.Tensor  # cos(q_p − θ0)
+    sin_p: torch.Tensor  # sin(q_p − θ0)
+    vec_y: torch.Tensor  # v = R_x(q_r) A0, y (m)
+    vec_z: torch.Tensor  # v, z (m)
+    foot_x: torch.Tensor  # A'_x = (R(q_p − θ0) (A0_x, v_z))_x (m)
+    foot_z: torch.Tensor  # A'_z (m)
+
+
+def _foot_points(c: _LoopConstants, pitch: torch.Tensor, roll: torch.Tensor) -> _FootPoints:
+    """Rod ends on the foot: the roll turns A0 about x, then the pitch turns (A0_x, v_z) in the xz plane."""
+    shifted = pitch - c.neutral_crank_angle_rad
+    cos_p, sin_p, cos_r, sin_r = torch.cos(shifted), torch.sin(shifted), torch.cos(roll), torch.sin(roll)
+    vec_y = (cos_r * c.foot_y).addcmul_(sin_r, c.foot_z, value=-1.0)
+    vec_z = (sin_r * c.foot_y).addcmul_(cos_r, c.foot_z)
+    foot_x = (cos_p * c.foot_x).addcmul_(sin_p, vec_z, value=-1.0)
+    foot_z = (sin_p * c.foot_x).addcmul_(cos_p, vec_z)
+    return _FootPoints(cos_p, sin_p, vec_y, vec_z, foot_x, foot_z)
+
+
 def _solve_loop(c: _LoopConstants, pitch: torch.Tensor, roll: torch.Tensor, with_jacobian: bool) -> _LoopSolution:
     """The math of :func:`evaluate` on flat ``(N,)`` pitch and roll; results ``(2, N)``.
 
     Written with in-place updates of fresh tensors: fewer allocations keep the CPU allocator
     from returning and re-faulting memory on every call (a large share of the time otherwise).
     """
-    shifted = pitch - c.neutral_crank_angle_rad
-    cos_p, sin_p, cos_r, sin_r = torch.cos(shifted), torch.sin(shifted), torch.cos(roll), torch.sin(roll)
-    # Rod end after the roll, v = R_x(q_r) A0; then the pitch turns (x0, v_z) in the xz plane.
-    vec_y = (cos_r * c.foot_y).addcmul_(sin_r, c.foot_z, value=-1.0)
-    vec_z = (sin_r * c.foot_y).addcmul_(cos_r, c.foot_z)
-    foot_x = (cos_p * c.foot_x).addcmul_(sin_p, vec_z, value=-1.0)
-    foot_z = (sin_p * c.foot_x).addcmul_(cos_p, vec_z)
+    cos_p, sin_p, vec_y, vec_z, foot_x, foot_z = _foot_points(c, pitch, roll)
     d_x, d_y, d_z = foot_x - c.centre_x, vec_y - c.centre_y, foot_z - c.centre_z
     h_sq = (d_x * d_x).addcmul_(d_z, d_z)
     kappa = (d_y * d_y).add_(h_sq).mul_(0.5 / c.crank_radius_m).add_(c.kappa_offset)
