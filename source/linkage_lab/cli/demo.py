@@ -13,9 +13,12 @@ from linkage_lab.paths import CONFIG_DIR
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``demo`` command."""
     parser = subparsers.add_parser(
-        "demo", help="the main job: assets -> short PPO training -> evaluation -> export (configs/experiments/demo.yaml)"
+        "demo",
+        help="the main job: assets -> short PPO training -> evaluation -> export (configs/experiments/demo.yaml)",
     )
-    parser.add_argument("--preset", default="demo", help="experiment preset under configs/experiments (default: demo)")
+    parser.add_argument(
+        "--preset", default="demo", help="experiment preset under configs/experiments (default: demo)"
+    )
     parser.set_defaults(func=_demo)
 
 

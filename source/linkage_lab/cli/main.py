@@ -13,7 +13,18 @@ import importlib
 import sys
 
 #: Command modules under ``linkage_lab.cli``, in the order ``--help`` lists them.
-COMMAND_MODULES = ("demo", "assets", "train", "bench", "ankle", "s3n", "marvin", "evaluate", "export", "sprint")
+COMMAND_MODULES = (
+    "demo",
+    "assets",
+    "train",
+    "bench",
+    "ankle",
+    "s3n",
+    "marvin",
+    "evaluate",
+    "export",
+    "sprint",
+)
 
 
 class CliError(RuntimeError):

@@ -43,6 +43,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     validate.add_argument("--json", action="store_true", help="print one JSON object")
     validate.add_argument("--plot", metavar="DIR", help="write s3n_errors.png and s3n_inertia.png here")
     validate.add_argument("--duration", type=float, default=None, help="chirp length in s (default 10)")
+    validate.add_argument(
+        "--dt", type=float, default=None, help="physics/PD step of all models in s (default 0.001)"
+    )
+    validate.add_argument(
+        "--acceleration-estimate",
+        choices=("previous", "torque_predicted"),
+        default="previous",
+        help="q̈ fed to the explicit S3N torque: the previous step's (the paper's, default) or that plus "
+        "the acceleration change of this step's actuator torque",
+    )
     validate.set_defaults(func=_validate)
 
 
@@ -83,17 +93,19 @@ def _validate(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
+    from linkage_lab.cli.main import CliError
     from linkage_lab.dynamics.fidelity import FidelityCfg, plot_fidelity, run_fidelity
 
-    cfg = FidelityCfg()
+    cfg = FidelityCfg(acceleration_estimate=args.acceleration_estimate)
     if args.duration is not None:
         if args.duration <= 0.0:
-            from linkage_lab.cli.main import CliError
-
             raise CliError("--duration must be positive")
-        cfg = replace(
-            cfg, duration_s=args.duration, identification_duration_s=min(6.0, max(2.0, args.duration))
-        )
+        identification_s = min(6.0, max(2.0, args.duration))
+        cfg = replace(cfg, duration_s=args.duration, identification_duration_s=identification_s)
+    if args.dt is not None:
+        if not 0.0 < args.dt <= 0.01:
+            raise CliError("--dt must be in (0, 0.01] s")
+        cfg = replace(cfg, timestep_s=args.dt)
     with tqdm(total=5, desc="s3n validate", unit="run", leave=False) as bar:
         result = run_fidelity(cfg, progress=lambda label: (bar.set_postfix_str(label), bar.update()))
     if args.plot:
@@ -111,7 +123,8 @@ def _print_report(result, cfg, plot_dir: str | None) -> None:
     print(
         f"S3N fidelity vs closed-chain oracle: chirp {cfg.chirp_amplitude_rad} rad, "
         f"{cfg.chirp_band_hz[0]}-{cfg.chirp_band_hz[1]} Hz over {cfg.duration_s:g} s, "
-        f"Kp={cfg.motor_kp:g}, Kd={cfg.motor_kd:g}, dt={cfg.timestep_s * 1e3:g} ms"
+        f"Kp={cfg.motor_kp:g}, Kd={cfg.motor_kd:g}, dt={cfg.timestep_s * 1e3:g} ms, "
+        f"S3N q̈ estimate: {cfg.acceleration_estimate}"
     )
     header = ("model", "pos RMSE hip", "knee", "tau RMSE hip", "knee", "Δpos", "Δtau")
     print("{:10s} {:>13s} {:>9s} {:>13s} {:>9s} {:>7s} {:>7s}".format(*header))

@@ -146,7 +146,9 @@ def to_urdf(model: RobotModel, header_comment: str = "") -> str:
                 if solid.kind == "box":
                     ET.SubElement(geometry, "box", size=_fmt(solid.size_m))
                 else:
-                    ET.SubElement(geometry, "cylinder", radius=f"{solid.size_m[0]:.9g}", length=f"{solid.size_m[1]:.9g}")
+                    ET.SubElement(
+                        geometry, "cylinder", radius=f"{solid.size_m[0]:.9g}", length=f"{solid.size_m[1]:.9g}"
+                    )
     for joint in model.joints:
         node = ET.SubElement(robot, "joint", name=joint.name, type=joint.kind)
         ET.SubElement(node, "parent", link=joint.parent)
@@ -167,10 +169,14 @@ def to_urdf(model: RobotModel, header_comment: str = "") -> str:
     return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding="unicode") + "\n"
 
 
-def cylinder_between(mass_kg: float, radius_m: float, top_z_m: float, bottom_z_m: float, collide: bool = False) -> Solid:
+def cylinder_between(
+    mass_kg: float, radius_m: float, top_z_m: float, bottom_z_m: float, collide: bool = False
+) -> Solid:
     """A cylinder along z spanning ``bottom_z_m`` … ``top_z_m`` in its link frame."""
     length = abs(top_z_m - bottom_z_m)
-    return Solid("cylinder", mass_kg, (0.0, 0.0, (top_z_m + bottom_z_m) / 2), (radius_m, max(length, 1e-3)), collide)
+    return Solid(
+        "cylinder", mass_kg, (0.0, 0.0, (top_z_m + bottom_z_m) / 2), (radius_m, max(length, 1e-3)), collide
+    )
 
 
 DEG = math.pi / 180.0

@@ -8,12 +8,18 @@ physics step. Tensors are ``(num_envs, ..., n)`` for a group of ``n`` coupled jo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import torch
 
-from linkage_lab.dynamics.s3n import S3NCfg, motor_diagonal_in_joint_space, mp_matrix, two_link_inertia
+from linkage_lab.dynamics.s3n import (
+    S3NCfg,
+    S3NModel,
+    motor_diagonal_in_joint_space,
+    mp_matrix,
+    two_link_inertia,
+)
 from linkage_lab.kinematics.motor_limits import SaturationMode, saturate_motor_torque
 from linkage_lab.kinematics.transmission import Transmission
 
@@ -64,6 +70,14 @@ class LinkageDriveCfg:
     ``None``: unfiltered, as the paper. A stabiliser for very large explicit inertia (see
     :meth:`LinkageDrive.explicit_loop_gain`); it adds phase lag near ``1/τ``."""
 
+    acceleration_estimate: Literal["previous", "torque_predicted"] = "previous"
+    """The ``q̈`` the explicit S3N torque multiplies. ``previous``: the finite difference over the
+    previous step (optionally low-passed), as the paper; it lags the truth by one step, an error
+    that grows linearly with ``dt``. ``torque_predicted``: that plus ``M_norm(q)⁻¹ (τ_act,k − τ_act,k−1)``,
+    the jump in acceleration this step's own actuator torque change makes (the drive knows it).
+    Exact when the other forces (gravity, Coriolis, contacts) do not change over the step; the loop
+    gain, hence stability, is that of ``previous``. Needs ``s3n.serial_link_kgm2`` and two joints."""
+
     explicit_split: ExplicitSplit = "diagonal"
     """Which share of the model's inertia increment the simulator integrates natively as armature.
     ``paper``: the actuator part's diagonal only (s3n.md §3; all of ``ΔM_link`` explicit).
@@ -73,6 +87,28 @@ class LinkageDriveCfg:
     reference_joint_pos_rad: tuple[float, ...] | None = None
     """Pose (rad) at which pose-dependent diagonals are split off as native armature/damping;
     ``None``: all zeros."""
+
+
+def limit_drive_cfg(model: S3NModel = "s3n_full", robot: str = "limit", **overrides) -> LinkageDriveCfg:
+    """The Limit's hip/knee drive from its config: joint-space PD with the ``control`` gains, the
+    hip/knee effort limits per motor, S3N parameters of :func:`~linkage_lab.dynamics.serial_leg.limit_s3n_cfg`
+    (placeholders) split at the standing pose. ``overrides`` replace any :class:`LinkageDriveCfg` field."""
+    from linkage_lab.config import load_robot_config
+    from linkage_lab.dynamics.serial_leg import limit_s3n_cfg
+
+    config = load_robot_config(robot)
+    control, limits = config["control"], config["joint_limits"]
+    kp, kd = float(control["stiffness_nm_per_rad"]), float(control["damping_nms_per_rad"])
+    standing = control["standing_pose_rad"]
+    base = LinkageDriveCfg(
+        s3n=limit_s3n_cfg(model, robot),
+        control_space="joint",
+        joint_kp=(kp, kp),
+        joint_kd=(kd, kd),
+        motor_torque_limit_nm=(float(limits["hip"]["effort_nm"]), float(limits["knee"]["effort_nm"])),
+        reference_joint_pos_rad=(float(standing["hip"]), float(standing["knee"])),
+    )
+    return replace(base, **overrides)
 
 
 @dataclass
@@ -117,6 +153,10 @@ class LinkageDrive:
             raise ValueError(f"every per-joint/per-motor tuple of the drive config needs {n} entries")
         if s3n.model == "s3n_full" and n != 2:
             raise ValueError("s3n_full's M_p(α) model is defined for a two-joint leg only")
+        if cfg.acceleration_estimate == "torque_predicted" and (n != 2 or s3n.serial_link_kgm2 is None):
+            raise ValueError(
+                "acceleration_estimate='torque_predicted' needs a two-joint leg and s3n.serial_link_kgm2"
+            )
         if cfg.command_delay_steps < 0:
             raise ValueError("command_delay_steps must be >= 0")
         self.cfg = cfg
@@ -130,6 +170,7 @@ class LinkageDrive:
             self.damping_increment(self._reference), dim1=-2, dim2=-1
         ).clone()
         self._prev_vel: torch.Tensor | None = None
+        self._prev_actuator: torch.Tensor | None = None
         self._acc: torch.Tensor | None = None
         self._has_prev: torch.Tensor | None = None
         self._delay_buffer: torch.Tensor | None = None
@@ -239,7 +280,11 @@ class LinkageDrive:
         motor_vel = _matvec(jacobian, joint_vel)
         motor_torque = self._saturate(desired, motor_vel)
         actuator = _matvec(jacobian.transpose(-1, -2), motor_torque)
+        had_history = self._has_prev.clone() if self._has_prev is not None else None
         acc = self._update_acceleration(joint_vel, dt)
+        if self.cfg.acceleration_estimate == "torque_predicted":
+            acc = acc + self._torque_step_acceleration(joint_pos, actuator, had_history)
+        self._prev_actuator = actuator.clone()
         if self.cfg.s3n.model == "kin_only":
             s3n_torque = torch.zeros_like(actuator)
         else:
@@ -344,6 +389,19 @@ class LinkageDrive:
         # so that "scale" mode never divides 0 by 0.
         limit = torch.where(motor_torque >= 0.0, upper, lower).clamp(min=1e-12)
         return saturate_motor_torque(motor_torque, limit, cfg.saturation_mode)
+
+    def _torque_step_acceleration(
+        self, joint_pos: torch.Tensor, actuator: torch.Tensor, had_history: torch.Tensor | None
+    ) -> torch.Tensor:
+        """``M_norm(q)⁻¹ (τ_act,k − τ_act,k−1)`` (rad/s²), zero for envs without a previous step."""
+        if had_history is None or self._prev_actuator is None or self._prev_actuator.shape != actuator.shape:
+            return torch.zeros_like(actuator)
+        motor_pos = self.transmission.motor_position(joint_pos)
+        alpha = motor_pos[..., 1] - motor_pos[..., 0]
+        inertia = two_link_inertia(alpha, *self.cfg.s3n.serial_link_kgm2) + self.inertia_increment(joint_pos)
+        change = torch.linalg.solve(inertia, (actuator - self._prev_actuator).unsqueeze(-1)).squeeze(-1)
+        mask = had_history.view(-1, *([1] * (actuator.ndim - 1)))
+        return torch.where(mask, change, torch.zeros_like(change))
 
     def _update_acceleration(self, joint_vel: torch.Tensor, dt: float) -> torch.Tensor:
         if self._prev_vel is None or self._prev_vel.shape != joint_vel.shape:

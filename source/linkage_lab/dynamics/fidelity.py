@@ -53,7 +53,7 @@ class FidelityCfg:
     the sweep is slow against the leg's dynamics the RMSEs hardly depend on it (10 s and 20 s agree
     to 3 digits)."""
     timestep_s: float = 1e-3
-    """Physics and PD step of every model (s)."""
+    """Physics and PD step of every model, the oracle included (s)."""
     chirp_amplitude_rad: float = 0.2
     """Chirp amplitude on each serial joint (rad)."""
     chirp_band_hz: tuple[float, float] = (0.1, 25.0)
@@ -70,8 +70,20 @@ class FidelityCfg:
     """Length of the multisine run the oracle's ``M_p`` is identified from (s)."""
     identification_amplitude_rad: tuple[float, float] = (0.3, 0.6)
     """Peak excursion of that run on ``(hip, knee)`` (rad): the knee's spans α over ±0.6 rad."""
+    acceleration_estimate: str = "previous"
+    """The serial S3N models' ``LinkageDriveCfg.acceleration_estimate`` (``previous``: the paper's)."""
     oracle: OracleCfg = field(default_factory=_limit_oracle_cfg)
-    """The closed-chain leg (Limit bodies, placeholder motor parameters, crank and rod)."""
+    """The closed-chain leg (Limit bodies, placeholder motor parameters, crank and rod); its step
+    is replaced by ``timestep_s`` and its loop-closure time constant kept at ``≥ 2 timestep_s``."""
+
+    def oracle_at_step(self) -> OracleCfg:
+        """:attr:`oracle` with this benchmark's physics step."""
+        time_constant, damping_ratio = self.oracle.constraint_solref
+        return replace(
+            self.oracle,
+            timestep_s=self.timestep_s,
+            constraint_solref=(max(time_constant, 2.0 * self.timestep_s), damping_ratio),
+        )
 
 
 @dataclass
@@ -139,6 +151,7 @@ def _drive_cfg(cfg: FidelityCfg, s3n: S3NCfg) -> LinkageDriveCfg:
         motor_kd=(cfg.motor_kd, cfg.motor_kd),
         motor_torque_limit_nm=tuple(cfg.motor_torque_limit_nm),
         reference_joint_pos_rad=tuple(cfg.operating_pose_rad),
+        acceleration_estimate=cfg.acceleration_estimate if s3n.model != "kin_only" else "previous",
     )
 
 
@@ -162,7 +175,7 @@ def run_oracle(cfg: FidelityCfg, time: np.ndarray, joint_targets: np.ndarray) ->
     Returns:
         The trace and the largest loop-closure violation seen (m).
     """
-    oracle = ParallelogramOracle(cfg.oracle)
+    oracle = ParallelogramOracle(cfg.oracle_at_step())
     zero_motor = S3NCfg(
         model="kin_only", reflected_inertia_kgm2=(0.0, 0.0), viscous_damping_nms_per_rad=(0.0, 0.0)
     )

@@ -34,7 +34,7 @@ class S3NCfg:
     motor-space inertia ``M_p(α) = [[M₁₁, M₁₂ cos α], [M₁₂ cos α, M₂₂]]``.
     """
 
-    model: S3NModel = "s3n_full"
+    model: S3NModel = "s3n_act"
     """``kin_only`` (per-joint armature ``diag(J̄)``), ``s3n_act`` (adds ``ΔM_act``, ``ΔD_act``) or
     ``s3n_full`` (also adds ``ΔM_link(α)``; needs ``mp_kgm2`` and ``serial_link_kgm2``)."""
 

@@ -94,7 +94,9 @@ def torque_diamond(jacobian: torch.Tensor, limit_nm: float | torch.Tensor) -> to
     it: motor signs (+,+), (+,−), (−,−), (−,+).
     """
     signs = torch.tensor(_VERTEX_SIGNS, dtype=jacobian.dtype, device=jacobian.device)
-    corners = signs * torch.as_tensor(limit_nm, dtype=jacobian.dtype, device=jacobian.device).unsqueeze(-1).unsqueeze(-1)
+    corners = signs * torch.as_tensor(limit_nm, dtype=jacobian.dtype, device=jacobian.device).unsqueeze(
+        -1
+    ).unsqueeze(-1)
     return corners @ jacobian
 
 
@@ -129,7 +131,10 @@ def in_diamond(
 
 
 def clamp_to_diamond(
-    jacobian: torch.Tensor, joint_torque: torch.Tensor, limit_nm: float | torch.Tensor, mode: SaturationMode = "clip"
+    jacobian: torch.Tensor,
+    joint_torque: torch.Tensor,
+    limit_nm: float | torch.Tensor,
+    mode: SaturationMode = "clip",
 ) -> torch.Tensor:
     """The joint torque the hardware applies for a command (§5): ``Jᵀ sat(J⁻ᵀ τ_joint)`` (N·m).
 
@@ -174,7 +179,10 @@ def velocity_within_limits(
 
 
 def clamp_joint_velocity(
-    jacobian: torch.Tensor, joint_vel: torch.Tensor, speed_limit_rads: float | torch.Tensor, mode: SaturationMode = "scale"
+    jacobian: torch.Tensor,
+    joint_vel: torch.Tensor,
+    speed_limit_rads: float | torch.Tensor,
+    mode: SaturationMode = "scale",
 ) -> torch.Tensor:
     """Joint velocities brought inside the motors' speed limits: ``J⁻¹ sat(J q̇)`` (rad/s).
 

@@ -183,7 +183,10 @@ def format_report(report: dict[str, Any], diamond: dict[str, Any] | None = None)
         ("worst transmission", f"{worst['value']:.3f}  motor {worst['motor']} at {_pose(worst)}"),
         (f"transmission ≥ {MIN_TRANSMISSION}", rule),
         ("J at neutral", f"[[{j_ap:+.3f}, {j_ar:+.3f}], [{j_bp:+.3f}, {j_br:+.3f}]]"),
-        ("neutral ratio", f"pitch {report['neutral_ratio']['pitch']:.3f}, roll {report['neutral_ratio']['roll']:.3f}"),
+        (
+            "neutral ratio",
+            f"pitch {report['neutral_ratio']['pitch']:.3f}, roll {report['neutral_ratio']['roll']:.3f}",
+        ),
     ]
     lines = [f"Ankle report: preset {report['preset']}", ""]
     width = max(len(name) for name, _ in rows) + 2
@@ -233,15 +236,28 @@ def plot_transmission_map(data: AnkleSurvey, report: dict[str, Any], path: str |
     worst = report["worst_transmission"]
     field = data.transmission.min(axis=-1).T  # (R, P)
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    mesh = ax.pcolormesh(data.pitch_deg, data.roll_deg, field, shading="nearest", cmap="viridis", vmin=0, vmax=1)
+    mesh = ax.pcolormesh(
+        data.pitch_deg, data.roll_deg, field, shading="nearest", cmap="viridis", vmin=0, vmax=1
+    )
     fig.colorbar(mesh, ax=ax, label="transmission, min over motors a, b")
-    levels = ax.contour(data.pitch_deg, data.roll_deg, field, levels=[0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9], colors="white", linewidths=0.5)
+    levels = ax.contour(
+        data.pitch_deg,
+        data.roll_deg,
+        field,
+        levels=[0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        colors="white",
+        linewidths=0.5,
+    )
     ax.clabel(levels, fmt="%.1f", fontsize="small")
     if field.min() < MIN_TRANSMISSION < field.max():
-        ax.contour(data.pitch_deg, data.roll_deg, field, levels=[MIN_TRANSMISSION], colors="red", linewidths=1.5)
+        ax.contour(
+            data.pitch_deg, data.roll_deg, field, levels=[MIN_TRANSMISSION], colors="red", linewidths=1.5
+        )
         ax.plot([], [], color="red", label=f"transmission {MIN_TRANSMISSION} (design rule)")
         ax.legend(loc="lower right", fontsize="small")
-    ax.plot(worst["pitch_deg"], worst["roll_deg"], marker="X", color="red", markersize=12, markeredgecolor="white")
+    ax.plot(
+        worst["pitch_deg"], worst["roll_deg"], marker="X", color="red", markersize=12, markeredgecolor="white"
+    )
     ax.annotate(
         f"worst {worst['value']:.3f} (motor {worst['motor']})",
         (worst["pitch_deg"], worst["roll_deg"]),
@@ -271,18 +287,35 @@ def plot_torque_diamond(geometry: RSUAnkleGeometry, diamond: dict[str, Any], pat
 
     fig, ax = plt.subplots(figsize=(6.5, 5.5))
     for key, style, label in (
-        ("vertices_peak_nm", {"color": "tab:blue", "alpha": 0.25}, f"hardware, peak {geometry.motor.peak_nm:g} N·m"),
-        ("vertices_rated_nm", {"color": "tab:green", "alpha": 0.35}, f"hardware, rated {geometry.motor.rated_nm:g} N·m"),
+        (
+            "vertices_peak_nm",
+            {"color": "tab:blue", "alpha": 0.25},
+            f"hardware, peak {geometry.motor.peak_nm:g} N·m",
+        ),
+        (
+            "vertices_rated_nm",
+            {"color": "tab:green", "alpha": 0.35},
+            f"hardware, rated {geometry.motor.rated_nm:g} N·m",
+        ),
     ):
         vertices = np.asarray(diamond[key])
         ax.fill(vertices[:, 0], vertices[:, 1], label=label, **style)
     box_p, box_r = diamond["box_peak_nm"]
-    ax.plot([-box_p, box_p, box_p, -box_p, -box_p], [-box_r, -box_r, box_r, box_r, -box_r], "r--", label="simulator box (peak)")
+    ax.plot(
+        [-box_p, box_p, box_p, -box_p, -box_p],
+        [-box_r, -box_r, box_r, box_r, -box_r],
+        "r--",
+        label="simulator box (peak)",
+    )
     demand = np.asarray(diamond["demand_nm"])
     mirrors = demand * np.array([[1, -1], [-1, 1], [-1, -1]])
-    ax.plot(mirrors[:, 0], mirrors[:, 1], "o", mfc="none", color="black", alpha=0.5, label="demand, other signs")
+    ax.plot(
+        mirrors[:, 0], mirrors[:, 1], "o", mfc="none", color="black", alpha=0.5, label="demand, other signs"
+    )
     marker = "o" if diamond["demand_feasible"] else "X"
-    ax.plot(*demand, marker, color="black", markersize=10, label=f"demand ({demand[0]:+g}, {demand[1]:+g}) N·m")
+    ax.plot(
+        *demand, marker, color="black", markersize=10, label=f"demand ({demand[0]:+g}, {demand[1]:+g}) N·m"
+    )
     ax.axhline(0, color="grey", lw=0.5)
     ax.axvline(0, color="grey", lw=0.5)
     ax.set_aspect("equal")

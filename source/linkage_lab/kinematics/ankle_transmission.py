@@ -6,7 +6,13 @@ import torch
 
 from linkage_lab.kinematics.ankle_limits import clamp_to_diamond
 from linkage_lab.kinematics.motor_limits import SaturationMode
-from linkage_lab.kinematics.rsu_ankle import evaluate, ik_and_jacobian, inverse_kinematics, raise_if_unreachable, solve_2x2
+from linkage_lab.kinematics.rsu_ankle import (
+    evaluate,
+    ik_and_jacobian,
+    inverse_kinematics,
+    raise_if_unreachable,
+    solve_2x2,
+)
 from linkage_lab.kinematics.rsu_fk import ForwardKinematicsResult, forward_kinematics
 from linkage_lab.kinematics.rsu_geometry import RSUAnkleGeometry, Side, load_ankle_geometry
 from linkage_lab.kinematics.transmission import Transmission
@@ -40,7 +46,9 @@ class RSUAnkleTransmission(Transmission):
     def jacobian(self, joint_pos: torch.Tensor) -> torch.Tensor:
         return ik_and_jacobian(self.geometry, joint_pos)[1]
 
-    def joint_position(self, motor_pos: torch.Tensor, joint_pos_guess: torch.Tensor | None = None) -> torch.Tensor:
+    def joint_position(
+        self, motor_pos: torch.Tensor, joint_pos_guess: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Forward kinematics (Newton, warm-started from ``joint_pos_guess``, else neutral).
 
         Raises:
@@ -55,7 +63,9 @@ class RSUAnkleTransmission(Transmission):
         self, motor_pos: torch.Tensor, joint_pos_guess: torch.Tensor | None = None
     ) -> ForwardKinematicsResult:
         """Forward kinematics with explicit ``converged`` and ``in_range`` masks; never raises."""
-        return forward_kinematics(self.geometry, motor_pos, joint_pos_guess, tol=self.fk_tol, max_iter=self.fk_max_iter)
+        return forward_kinematics(
+            self.geometry, motor_pos, joint_pos_guess, tol=self.fk_tol, max_iter=self.fk_max_iter
+        )
 
     def transmission(self, joint_pos: torch.Tensor) -> torch.Tensor:
         """Transmission per motor (§6), ``(..., 2)``, 1 = rod square to the crank, 0 = singular."""

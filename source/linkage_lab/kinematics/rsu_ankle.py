@@ -57,11 +57,11 @@ class _LoopConstants(NamedTuple):
     centre_x: torch.Tensor  # M'_x, M' = R(−θ0) M (m)
     centre_y: torch.Tensor  # M_y (m)
     centre_z: torch.Tensor  # M'_z (m)
-    kappa_offset: torch.Tensor  # (r² − L²) / (2r) (m)
-    inverse_length: torch.Tensor  # 1 / L (1/m)
+    length_offset: torch.Tensor  # r² − L² (m²)
+    transmission_scale: torch.Tensor  # 1 / (2 r L) (1/m²)
     length_sq: torch.Tensor  # L² (m²)
     branch: torch.Tensor  # s = ±1
-    branch_radius: torch.Tensor  # −s r (m)
+    half_branch: torch.Tensor  # −s / 2
     crank_radius_m: float
     neutral_crank_angle_rad: float
 
@@ -70,10 +70,21 @@ class _LoopSolution(NamedTuple):
     """IK and J in structure-of-arrays layout: ``(2, N)`` each, rows = motors (a, b)."""
 
     motor_pos: torch.Tensor
-    perp: torch.Tensor  # S = L · transmission (m)
-    perp_sq: torch.Tensor  # S², negative where the rod cannot reach (m²)
+    perp2: torch.Tensor  # 2 r S = 2 r L · transmission (m²); NaN where the rod cannot reach
+    perp2_sq: torch.Tensor  # (2 r S)², negative where the rod cannot reach (m⁴)
     jacobian_pitch: torch.Tensor | None
     jacobian_roll: torch.Tensor | None
+
+
+class _FootPoints(NamedTuple):
+    """Rod ends on the foot at a pose relative to a base point ``B`` (``(2, N)``; trig ``(N,)``)."""
+
+    cos_p: torch.Tensor  # cos(q_p − θ0)
+    sin_p: torch.Tensor  # sin(q_p − θ0)
+    vec_y: torch.Tensor  # v = R_x(q_r) A0, y (m)
+    vec_z: torch.Tensor  # v, z (m)
+    rel_x: torch.Tensor  # A'_x − B_x, A' = R(q_p − θ0) (A0_x, v_z) (m)
+    rel_z: torch.Tensor  # A'_z − B_z (m)
 
 
 @functools.lru_cache(maxsize=64)
@@ -87,71 +98,77 @@ def _constants(geometry: RSUAnkleGeometry, dtype: torch.dtype, device: str) -> _
     centre_x = centre[:, 0] * math.cos(theta0) + centre[:, 2] * math.sin(theta0)
     centre_z = centre[:, 2] * math.cos(theta0) - centre[:, 0] * math.sin(theta0)
     values = [foot[:, 0], foot[:, 1], foot[:, 2], centre_x, centre[:, 1], centre_z]
-    values += [(r**2 - lengths**2) / (2 * r), 1.0 / lengths, lengths**2]
+    values += [r**2 - lengths**2, 1.0 / (2 * r * lengths), lengths**2]
 
     def build(signs: np.ndarray) -> _LoopConstants:
-        columns = [torch.tensor(v, dtype=dtype, device=device).unsqueeze(-1) for v in [*values, signs, -r * signs]]
+        columns = [
+            torch.tensor(v, dtype=dtype, device=device).unsqueeze(-1) for v in [*values, signs, -signs / 2]
+        ]
         return _LoopConstants(*columns, crank_radius_m=r, neutral_crank_angle_rad=theta0)
 
     # The assembled branch is the one through φ = 0 at neutral: compare both there.
-    neutral = torch.zeros(1, dtype=torch.float64)
+    neutral = torch.zeros(1, dtype=dtype, device=device)
     plus, minus = (
-        _solve_loop(build(np.full(2, s)), neutral, neutral, False).motor_pos.abs().squeeze(-1).cpu() for s in (1, -1)
+        _solve_loop(build(np.full(2, s)), neutral, neutral, False).motor_pos.abs().squeeze(-1).cpu()
+        for s in (1, -1)
     )
     if bool(((plus - minus).abs() < 1e-6).any()):
         raise ValueError(f"ankle {geometry.preset}/{geometry.side}: a rod is singular at the neutral pose")
     return build(np.where((plus < minus).numpy(), 1.0, -1.0))
 
 
-class _FootPoints(NamedTuple):
-    """Rod ends on the foot at a pose, ``(2, N)`` each except the trigonometry ``(N,)``."""
+def _foot_points(
+    c: _LoopConstants,
+    pitch: torch.Tensor,
+    roll: torch.Tensor,
+    minus_base_x: torch.Tensor,
+    minus_base_z: torch.Tensor,
+) -> _FootPoints:
+    """Rod ends on the foot: the roll turns A0 about x, then the pitch turns (A0_x, v_z) in the xz plane.
 
-    cos_p: torch.Tensor  # cos(q_p − θ0)
-    sin_p: torch.Tensor  # sin(q_p − θ0)
-    vec_y: torch.Tensor  # v = R_x(q_r) A0, y (m)
-    vec_z: torch.Tensor  # v, z (m)
-    foot_x: torch.Tensor  # A'_x = (R(q_p − θ0) (A0_x, v_z))_x (m)
-    foot_z: torch.Tensor  # A'_z (m)
-
-
-def _foot_points(c: _LoopConstants, pitch: torch.Tensor, roll: torch.Tensor) -> _FootPoints:
-    """Rod ends on the foot: the roll turns A0 about x, then the pitch turns (A0_x, v_z) in the xz plane."""
+    In-place updates of fresh tensors throughout: fewer allocations keep the CPU allocator from
+    returning and re-faulting memory on every call (a large share of the time otherwise).
+    """
     shifted = pitch - c.neutral_crank_angle_rad
     cos_p, sin_p, cos_r, sin_r = torch.cos(shifted), torch.sin(shifted), torch.cos(roll), torch.sin(roll)
     vec_y = (cos_r * c.foot_y).addcmul_(sin_r, c.foot_z, value=-1.0)
     vec_z = (sin_r * c.foot_y).addcmul_(cos_r, c.foot_z)
-    foot_x = (cos_p * c.foot_x).addcmul_(sin_p, vec_z, value=-1.0)
-    foot_z = (sin_p * c.foot_x).addcmul_(cos_p, vec_z)
-    return _FootPoints(cos_p, sin_p, vec_y, vec_z, foot_x, foot_z)
+    rel_x = torch.addcmul(minus_base_x, cos_p, c.foot_x).addcmul_(sin_p, vec_z, value=-1.0)
+    rel_z = torch.addcmul(minus_base_z, sin_p, c.foot_x).addcmul_(cos_p, vec_z)
+    return _FootPoints(cos_p, sin_p, vec_y, vec_z, rel_x, rel_z)
 
 
-def _solve_loop(c: _LoopConstants, pitch: torch.Tensor, roll: torch.Tensor, with_jacobian: bool) -> _LoopSolution:
+def _solve_loop(
+    c: _LoopConstants, pitch: torch.Tensor, roll: torch.Tensor, with_jacobian: bool
+) -> _LoopSolution:
     """The math of :func:`evaluate` on flat ``(N,)`` pitch and roll; results ``(2, N)``.
 
-    Written with in-place updates of fresh tensors: fewer allocations keep the CPU allocator
-    from returning and re-faulting memory on every call (a large share of the time otherwise).
+    Works with ``K = 2r κ = ‖d‖² + r² − L²`` and ``2r S = √(4r² h² − K²)``; atan2 does not mind
+    the common factor 2r.
     """
-    cos_p, sin_p, vec_y, vec_z, foot_x, foot_z = _foot_points(c, pitch, roll)
-    d_x, d_y, d_z = foot_x - c.centre_x, vec_y - c.centre_y, foot_z - c.centre_z
+    feet = _foot_points(c, pitch, roll, -c.centre_x, -c.centre_z)
+    d_x, d_y, d_z = feet.rel_x, feet.vec_y - c.centre_y, feet.rel_z
     h_sq = (d_x * d_x).addcmul_(d_z, d_z)
-    kappa = (d_y * d_y).add_(h_sq).mul_(0.5 / c.crank_radius_m).add_(c.kappa_offset)
-    s_sq = torch.addcmul(h_sq, kappa, kappa, value=-1.0)
-    perp = torch.sqrt(s_sq)
-    signed_perp = perp * c.branch
-    cos_num = (d_x * kappa).addcmul_(d_z, signed_perp, value=-1.0)
-    sin_num = (d_z * kappa).addcmul_(d_x, signed_perp)
+    k = torch.addcmul(h_sq, d_y, d_y).add_(c.length_offset)
+    perp2_sq = (h_sq * (4.0 * c.crank_radius_m**2)).addcmul_(k, k, value=-1.0)
+    perp2 = torch.sqrt(perp2_sq)
+    signed_perp2 = perp2 * c.branch
+    cos_num = (d_x * k).addcmul_(d_z, signed_perp2, value=-1.0)
+    sin_num = (d_z * k).addcmul_(d_x, signed_perp2)
     motor_pos = torch.atan2(sin_num, cos_num)
     if not with_jacobian:
-        return _LoopSolution(motor_pos, perp, s_sq, None, None)
-    # Rod vector e = d − r u(φ), with (cos φ, sin φ) = (cos_num, sin_num) / h².
-    scale = c.crank_radius_m / h_sq
-    e_x = torch.addcmul(d_x, cos_num, scale, value=-1.0)
-    e_z = torch.addcmul(d_z, sin_num, scale, value=-1.0)
-    # ∂A/∂q_p = (−A_z, 0, A_x); ∂A/∂q_r = (−sin_p v_y, −v_z, cos_p v_y); J = (e·∂A/∂q) / (−r s S).
-    inverse_denominator = (perp * c.branch_radius).reciprocal_()
-    jac_pitch = (e_z * foot_x).addcmul_(e_x, foot_z, value=-1.0).mul_(inverse_denominator)
-    jac_roll = (e_z * cos_p).addcmul_(e_x, sin_p, value=-1.0).mul_(vec_y).addcmul_(d_y, vec_z, value=-1.0)
-    return _LoopSolution(motor_pos, perp, s_sq, jac_pitch, jac_roll.mul_(inverse_denominator))
+        return _LoopSolution(motor_pos, perp2, perp2_sq, None, None)
+    # Rod vector e = d − r u(φ), with r (cos φ, sin φ) = (cos_num, sin_num) / (2 h²).
+    inverse_h_sq = h_sq.reciprocal()
+    e_x = torch.addcmul(d_x, cos_num, inverse_h_sq, value=-0.5)
+    e_z = torch.addcmul(d_z, sin_num, inverse_h_sq, value=-0.5)
+    # J = (e·∂A/∂q) / (−r s S), ∂A/∂q_p = (−A_z, 0, A_x), ∂A/∂q_r = (−sin_p v_y, −v_z, cos_p v_y);
+    # for pitch e·∂A/∂q_p = −r s S + e_z M'_x − e_x M'_z since e_z d_x − e_x d_z = r d·u′ = −r s S.
+    inverse_denominator = (perp2 * c.half_branch).reciprocal_()
+    jac_pitch = (e_z * c.centre_x).addcmul_(e_x, c.centre_z, value=-1.0).mul_(inverse_denominator).add_(1.0)
+    jac_roll = (e_z * feet.cos_p).addcmul_(e_x, feet.sin_p, value=-1.0).mul_(feet.vec_y)
+    jac_roll = jac_roll.addcmul_(d_y, feet.vec_z, value=-1.0).mul_(inverse_denominator)
+    return _LoopSolution(motor_pos, perp2, perp2_sq, jac_pitch, jac_roll)
 
 
 def evaluate(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, with_jacobian: bool = True) -> AnkleState:
@@ -184,21 +201,39 @@ def evaluate(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, with_jacobian:
     Returns:
         The :class:`AnkleState`; check ``reachable`` (or use :func:`inverse_kinematics`).
     """
-    constants = _constants(geometry, joint_pos.dtype, str(joint_pos.device))
+    loop = _flat_loop(geometry, joint_pos, with_jacobian)
+    transmission = (
+        loop.perp2 * _constants(geometry, joint_pos.dtype, str(joint_pos.device)).transmission_scale
+    )
+    jacobian = _unflatten_jacobian(loop, joint_pos) if with_jacobian else None
+    reachable = _unflatten(loop.perp2_sq >= 0.0, joint_pos)
+    return AnkleState(
+        _unflatten(loop.motor_pos, joint_pos), jacobian, _unflatten(transmission, joint_pos), reachable
+    )
+
+
+def _flat_loop(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, with_jacobian: bool) -> _LoopSolution:
     flat = joint_pos.reshape(-1, 2)
-    loop = _solve_loop(constants, flat[:, 0], flat[:, 1], with_jacobian)
-    lead = joint_pos.shape[:-1]
+    return _solve_loop(
+        _constants(geometry, joint_pos.dtype, str(joint_pos.device)), flat[:, 0], flat[:, 1], with_jacobian
+    )
 
-    def unflatten(per_motor: torch.Tensor) -> torch.Tensor:
-        return per_motor.T.reshape(*lead, 2)
 
-    transmission = unflatten(loop.perp * constants.inverse_length)
-    jacobian = None
-    if with_jacobian:
-        # (joint, motor, N) → (..., motor, joint)
-        stacked = torch.stack([loop.jacobian_pitch, loop.jacobian_roll])  # type: ignore[list-item]
-        jacobian = stacked.permute(2, 1, 0).reshape(*lead, 2, 2)
-    return AnkleState(unflatten(loop.motor_pos), jacobian, transmission, unflatten(loop.perp_sq >= 0.0))
+def _unflatten(per_motor: torch.Tensor, joint_pos: torch.Tensor) -> torch.Tensor:
+    """``(2, N)`` → ``(..., 2)`` like ``joint_pos`` (a view)."""
+    return per_motor.T.reshape(joint_pos.shape)
+
+
+def _unflatten_jacobian(loop: _LoopSolution, joint_pos: torch.Tensor) -> torch.Tensor:
+    """Rows (joint, motor, N) → ``(..., motor, joint)``."""
+    stacked = torch.stack([loop.jacobian_pitch, loop.jacobian_roll])  # type: ignore[list-item]
+    return stacked.permute(2, 1, 0).reshape(*joint_pos.shape, 2)
+
+
+def _check_reachable(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, loop: _LoopSolution) -> None:
+    # One reduction in the common case; the mask only to describe a failure (NaN poses fail too).
+    if not bool(loop.perp2_sq.amin() >= 0.0):
+        raise_if_unreachable(geometry, joint_pos, _unflatten(loop.perp2_sq >= 0.0, joint_pos))
 
 
 def inverse_kinematics(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor) -> torch.Tensor:
@@ -207,16 +242,16 @@ def inverse_kinematics(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor) -> t
     Raises:
         UnreachablePoseError: A rod cannot reach a pose; the message names motor and pose.
     """
-    state = evaluate(geometry, joint_pos, with_jacobian=False)
-    raise_if_unreachable(geometry, joint_pos, state.reachable)
-    return state.motor_pos
+    loop = _flat_loop(geometry, joint_pos, with_jacobian=False)
+    _check_reachable(geometry, joint_pos, loop)
+    return _unflatten(loop.motor_pos, joint_pos)
 
 
 def ik_and_jacobian(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Crank angles from neutral (rad) and ``J = ∂φ/∂q`` at ``joint_pos``; raises like IK."""
-    state = evaluate(geometry, joint_pos)
-    raise_if_unreachable(geometry, joint_pos, state.reachable)
-    return state.motor_pos, state.jacobian  # type: ignore[return-value]
+    loop = _flat_loop(geometry, joint_pos, with_jacobian=True)
+    _check_reachable(geometry, joint_pos, loop)
+    return _unflatten(loop.motor_pos, joint_pos), _unflatten_jacobian(loop, joint_pos)
 
 
 def jacobian(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor) -> torch.Tensor:
@@ -235,7 +270,9 @@ def transmission(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor) -> torch.T
     return state.transmission
 
 
-def raise_if_unreachable(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, reachable: torch.Tensor) -> None:
+def raise_if_unreachable(
+    geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, reachable: torch.Tensor
+) -> None:
     """Raise :class:`UnreachablePoseError` naming the first unreachable motor and pose, if any."""
     if bool(reachable.all()):
         return

@@ -5,10 +5,18 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 
-from linkage_lab.kinematics.rsu_ankle import _constants, _solve_loop, evaluate
+from linkage_lab.kinematics.rsu_ankle import (
+    _constants,
+    _foot_points,
+    _LoopConstants,
+    _solve_loop,
+    evaluate,
+    solve_2x2,
+)
 from linkage_lab.kinematics.rsu_geometry import JOINT_NAMES, RSUAnkleGeometry
 
 
@@ -47,7 +55,9 @@ class ForwardKinematicsResult:
         if not bool(failed.any()):
             return
         index = tuple(failed.nonzero()[0].tolist())
-        pose = ", ".join(f"{n}={math.degrees(float(v)):+.2f}°" for n, v in zip(JOINT_NAMES, self.joint_pos[index]))
+        pose = ", ".join(
+            f"{n}={math.degrees(float(v)):+.2f}°" for n, v in zip(JOINT_NAMES, self.joint_pos[index])
+        )
         raise ForwardKinematicsError(
             f"ankle {geometry.preset}/{geometry.side}: forward kinematics {what} for {int(failed.sum())} of "
             f"{failed.numel()} ankles after {self.iterations} Newton steps (first at batch index "
@@ -55,29 +65,87 @@ class ForwardKinematicsResult:
         )
 
 
+class _Closure(NamedTuple):
+    """Loop-closure residual ``½(‖e‖² − L²)`` and its gradient in q, ``(2, N)`` each (rows = motors)."""
+
+    residual: torch.Tensor
+    grad_pitch: torch.Tensor
+    grad_roll: torch.Tensor
+
+
+def _closure(
+    c: _LoopConstants,
+    pitch: torch.Tensor,
+    roll: torch.Tensor,
+    minus_tip_x: torch.Tensor,
+    minus_tip_z: torch.Tensor,
+) -> _Closure:
+    """Residual of the rod-length constraint with the crank tips ``C`` fixed (given negated).
+
+    ``e = A(q) − C`` is the rod vector; ``½ ∂‖e‖²/∂q_j = e · ∂A/∂q_j`` with
+    ``∂A/∂q_p = (−A_z, 0, A_x)`` (so ``e · ∂A/∂q_p = e_z C_x − e_x C_z``) and
+    ``∂A/∂q_r = (−sin_p v_y, −v_z, cos_p v_y)``.
+    """
+    feet = _foot_points(c, pitch, roll, minus_tip_x, minus_tip_z)
+    e_x, e_y, e_z = feet.rel_x, feet.vec_y - c.centre_y, feet.rel_z
+    residual = (e_x * e_x).addcmul_(e_y, e_y).addcmul_(e_z, e_z).sub_(c.length_sq).mul_(0.5)
+    grad_pitch = (e_x * minus_tip_z).addcmul_(e_z, minus_tip_x, value=-1.0)
+    grad_roll = (e_z * feet.cos_p).addcmul_(e_x, feet.sin_p, value=-1.0).mul_(feet.vec_y)
+    return _Closure(residual, grad_pitch, grad_roll.addcmul_(e_y, feet.vec_z, value=-1.0))
+
+
+def _minus_crank_tips(c: _LoopConstants, motor_pos: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Crank tips negated, ``−(M' + r (cos φ, sin φ))`` in the rotated crank plane, ``(2, N)`` each (m)."""
+    return (
+        torch.cos(motor_pos).mul_(-c.crank_radius_m).sub_(c.centre_x),
+        torch.sin(motor_pos).mul_(-c.crank_radius_m).sub_(c.centre_z),
+    )
+
+
+def _solve_rows(rows: _Closure) -> tuple[torch.Tensor, torch.Tensor]:
+    """Newton step ``G⁻¹ r`` per ankle, ``G`` = rows (grad_pitch, grad_roll) of motors a, b (Cramer)."""
+    g_ap, g_bp, g_ar, g_br = rows.grad_pitch[0], rows.grad_pitch[1], rows.grad_roll[0], rows.grad_roll[1]
+    res_a, res_b = rows.residual[0], rows.residual[1]
+    inverse_det = (g_ap * g_br).addcmul_(g_ar, g_bp, value=-1.0).reciprocal_()
+    step_p = (g_br * res_a).addcmul_(g_ar, res_b, value=-1.0).mul_(inverse_det)
+    step_r = (g_ap * res_b).addcmul_(g_bp, res_a, value=-1.0).mul_(inverse_det)
+    return step_p, step_r
+
+
 @functools.lru_cache(maxsize=64)
 def newton_constant(geometry: RSUAnkleGeometry) -> float:
-    """Bound ``C`` on Newton's error recursion ``e_{k+1} ≤ C e_k²`` over the motion range (1/rad).
+    """Bound ``C`` on the Newton error recursion ``e_{k+1} ≤ C e_k²`` of :func:`forward_kinematics` (1/rad).
 
-    ``C = ½ max_q ‖J⁻¹‖∞ · maxᵢ Σⱼₖ |∂²φᵢ/∂qⱼ∂qₖ|`` on a 2° grid over the range widened by 2 %,
-    with the Hessian from central differences of the analytic Jacobian; doubled for safety.
+    ``C = ½ max_q ‖G⁻¹‖∞ · maxᵢ Σⱼₖ |∂²rᵢ/∂qⱼ∂qₖ|`` for the closure residual ``r`` and its gradient
+    ``G``, on a grid over the range widened by 2 %, with the Hessian from central differences of
+    the analytic gradient; doubled for safety.
     """
     (p_lo, p_hi), (r_lo, r_hi) = geometry.pitch_range_rad, geometry.roll_range_rad
     widen_p, widen_r = 0.01 * (p_hi - p_lo), 0.01 * (r_hi - r_lo)
     pitch = torch.linspace(p_lo - widen_p, p_hi + widen_p, 51, dtype=torch.float64)
     roll = torch.linspace(r_lo - widen_r, r_hi + widen_r, 27, dtype=torch.float64)
     grid = torch.stack(torch.meshgrid(pitch, roll, indexing="ij"), dim=-1).reshape(-1, 2)
-    state = evaluate(geometry, grid)
-    grid = grid[state.reachable.all(-1)]
-    jac = evaluate(geometry, grid).jacobian
+    state = evaluate(geometry, grid, with_jacobian=False)
+    keep = state.reachable.all(-1)
+    grid, motor_pos = grid[keep], state.motor_pos[keep]
+    c = _constants(geometry, torch.float64, "cpu")
+    tips = _minus_crank_tips(c, motor_pos.T.contiguous())
+
+    def gradient(q: torch.Tensor) -> torch.Tensor:  # (N, motor, joint)
+        rows = _closure(c, q[:, 0], q[:, 1], *tips)
+        return torch.stack([rows.grad_pitch, rows.grad_roll], dim=-1).permute(1, 0, 2)
+
     h = 1e-5
-    hessian = torch.stack(
-        [(evaluate(geometry, grid + h * e).jacobian - evaluate(geometry, grid - h * e).jacobian) / (2 * h) for e in torch.eye(2, dtype=torch.float64)],
-        dim=-1,
-    )  # (N, motor, j, k)
-    inverse_norm = torch.linalg.inv(jac).abs().sum(-1).amax(-1)
+    steps = h * torch.eye(2, dtype=torch.float64)
+    hessian = torch.stack([(gradient(grid + e) - gradient(grid - e)) / (2 * h) for e in steps], dim=-1)
+    inverse_norm = torch.linalg.inv(gradient(grid)).abs().sum(-1).amax(-1)
     curvature = hessian.abs().sum((-1, -2)).amax(-1)
-    return 2.0 * 0.5 * float((inverse_norm * curvature).max())
+    return float((inverse_norm * curvature).max())
+
+
+#: Float32 pre-iterations stop once their predicted error ``C δ²`` is below this (rad); float32
+#: resolves the pose to ~1e-6 rad, so one float64 step then lands near machine precision.
+MIXED_PRECISION_SWITCH_RAD = 1e-6
 
 
 def forward_kinematics(
@@ -87,76 +155,94 @@ def forward_kinematics(
     tol: float = 1e-9,
     max_iter: int = 20,
     max_step_rad: float = 0.3,
+    mixed_precision: bool = True,
 ) -> ForwardKinematicsResult:
-    """Foot pose from crank angles (§3): Newton's method on ``IK(q) = φ``, all ankles at once.
+    """Foot pose from crank angles (§3): Newton's method, all ankles at once, warm-started.
 
-    ``q ← q − J(q)⁻¹ (IK(q) − φ)`` with the closed-form IK and Jacobian. Convergence is
-    quadratic, ``e_{k+1} ≤ C e_k²`` with ``C`` = :func:`newton_constant`, and the step ``δ_k``
-    approximates the error ``e_k`` it removes; so once ``C δ_k² ≤ tol`` for every ankle the
-    remaining error is below ``tol``. That test is one reduction per iteration. From one control
-    step away (≈0.05 rad) it takes 3–4 iterations to 1e-9 rad. Steps are clipped to
-    ``max_step_rad`` per axis so that a poor guess cannot jump out of the reachable set; an ankle
-    whose iterate does (NaN) is reported as not converged and no longer holds up the batch.
-    If ``motor_pos`` requires grad, the result carries ``∂q/∂φ = J⁻¹`` (one extra Newton step
-    with autograd on).
+    With the cranks at the measured angles, the tips ``C_i`` are known and the pose solves the
+    two rod-length equations ``r_i(q) = ½(‖A_i(q) − C_i‖² − L_i²) = 0``: Newton's method
+    ``q ← q − G(q)⁻¹ r(q)`` with the analytic gradient ``G = ∂r/∂q = −(∂r/∂φ) J``. This has the
+    same root as ``IK(q) = φ`` but needs neither arccos nor atan2, and ``G`` stays regular where
+    a crank passes a dead point. Convergence is quadratic, ``e_{k+1} ≤ C e_k²`` with ``C`` =
+    :func:`newton_constant`, and each step ``δ_k`` approximates the error it removes; so once
+    ``C δ_k² ≤ tol`` for every ankle, the remaining error is below ``tol``: one reduction per
+    iteration. From one control step away (≈0.05 rad) that takes 3–4 iterations to 1e-9 rad.
+    In float64 with ``mixed_precision``, the first iterations run in float32 (until their
+    predicted error is below :data:`MIXED_PRECISION_SWITCH_RAD`) and the last in float64, with
+    the float64 test deciding convergence. Steps are clipped to ``max_step_rad`` per axis so a
+    poor guess cannot jump far. If ``motor_pos`` requires grad, the result carries
+    ``∂q/∂φ = J⁻¹`` (one extra Newton step on ``IK(q) = φ`` with autograd on).
 
     Args:
         geometry: The ankle.
-        motor_pos: Crank angles from neutral (rad), ``(..., 2)``, in ``(−π, π]``.
+        motor_pos: Crank angles from neutral (rad), ``(..., 2)``.
         joint_pos_guess: Warm start (rad), broadcastable to ``motor_pos``; ``None`` = neutral.
         tol: Error tolerance on the pose (rad).
-        max_iter: Maximum Newton iterations.
+        max_iter: Maximum Newton iterations in the final precision.
         max_step_rad: Clip of one Newton step per axis (rad).
+        mixed_precision: Pre-iterate in float32 when ``motor_pos`` is float64.
 
     Returns:
         A :class:`ForwardKinematicsResult` with explicit ``converged`` and ``in_range`` masks;
         its ``raise_if_failed`` turns failures into an exception.
     """
-    constants = _constants(geometry, motor_pos.dtype, str(motor_pos.device))
-    step_limit = math.sqrt(tol / newton_constant(geometry))
+    dtype, device = motor_pos.dtype, motor_pos.device
     lead = motor_pos.shape[:-1]
-    target = motor_pos.detach().reshape(-1, 2)
-    target_a, target_b = target[:, 0], target[:, 1]
+    target = motor_pos.detach().reshape(-1, 2).T  # (2, N)
     if joint_pos_guess is None:
-        pitch, roll = torch.zeros_like(target_a), torch.zeros_like(target_a)
+        pitch, roll = target.new_zeros(target.shape[1]), target.new_zeros(target.shape[1])
     else:
         guess = joint_pos_guess.detach().to(target).expand(*lead, 2).reshape(-1, 2)
         pitch, roll = guess[:, 0].clone(), guess[:, 1].clone()
-    step_size = torch.full_like(target_a, math.inf)
-    largest, iterations = math.inf, 0
+    newton_c = newton_constant(geometry)
+    phases = [(dtype, tol, max_iter)]
+    if mixed_precision and dtype == torch.float64 and tol < MIXED_PRECISION_SWITCH_RAD:
+        phases.insert(0, (torch.float32, MIXED_PRECISION_SWITCH_RAD, max_iter))
+    iterations = 0
     with torch.no_grad():
-        while iterations < max_iter:
-            step_p, step_r = _newton_step(_solve_loop(constants, pitch, roll, True), target_a, target_b)
-            # The loop's temporaries are gone by now; keeping them alive into the next call
-            # makes the allocator trim and re-fault the heap every iteration (2x slower).
-            pitch.sub_(step_p.clamp_(-max_step_rad, max_step_rad))
-            roll.sub_(step_r.clamp_(-max_step_rad, max_step_rad))
-            iterations += 1
-            step_size = torch.maximum(step_p.abs_(), step_r.abs_())
-            del step_p, step_r
-            largest = float(step_size.nan_to_num(nan=0.0).max())
-            if largest <= step_limit:
-                break
+        for phase_dtype, phase_tol, phase_iter in phases:
+            constants = _constants(geometry, phase_dtype, str(device))
+            minus_tips = _minus_crank_tips(constants, target.to(phase_dtype))
+            pitch, roll = pitch.to(phase_dtype), roll.to(phase_dtype)
+            step_size, largest, done = _newton(
+                constants, pitch, roll, minus_tips, math.sqrt(phase_tol / newton_c), phase_iter, max_step_rad
+            )
+            iterations += done
+    step_limit = math.sqrt(tol / newton_c)
     joint_pos = torch.stack([pitch, roll], dim=-1)
     if motor_pos.requires_grad:
-        flat = motor_pos.reshape(-1, 2)
-        loop = _solve_loop(constants, pitch, roll, with_jacobian=True)
-        step_p, step_r = _newton_step(loop, flat[:, 0], flat[:, 1])
-        joint_pos = joint_pos - torch.stack([step_p, step_r], dim=-1)
+        loop = _solve_loop(_constants(geometry, dtype, str(device)), pitch, roll, with_jacobian=True)
+        jacobian = torch.stack([loop.jacobian_pitch, loop.jacobian_roll]).permute(2, 1, 0)
+        joint_pos = joint_pos - solve_2x2(jacobian, loop.motor_pos.T - motor_pos.reshape(-1, 2))
     converged = (step_size <= step_limit).reshape(lead)
     joint_pos = joint_pos.reshape(*lead, 2)
     return ForwardKinematicsResult(joint_pos, converged, in_range(geometry, joint_pos), iterations, largest)
 
 
-def _newton_step(loop, target_a: torch.Tensor, target_b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``J⁻¹ (φ(q) − φ_target)`` by Cramer's rule on the structure-of-arrays rows."""
-    residual_a, residual_b = loop.motor_pos[0] - target_a, loop.motor_pos[1] - target_b
-    j_ap, j_bp = loop.jacobian_pitch[0], loop.jacobian_pitch[1]
-    j_ar, j_br = loop.jacobian_roll[0], loop.jacobian_roll[1]
-    inverse_det = torch.addcmul(j_ap * j_br, j_ar, j_bp, value=-1.0).reciprocal_()
-    step_p = torch.addcmul(j_br * residual_a, j_ar, residual_b, value=-1.0).mul_(inverse_det)
-    step_r = torch.addcmul(j_ap * residual_b, j_bp, residual_a, value=-1.0).mul_(inverse_det)
-    return step_p, step_r
+def _newton(
+    constants: _LoopConstants,
+    pitch: torch.Tensor,
+    roll: torch.Tensor,
+    minus_tips: tuple[torch.Tensor, torch.Tensor],
+    step_limit: float,
+    max_iter: int,
+    max_step_rad: float,
+) -> tuple[torch.Tensor, float, int]:
+    """Newton iterations updating ``pitch`` and ``roll`` in place; returns (last |step|, its max, count)."""
+    step_size, largest = torch.full_like(pitch, math.inf), math.inf
+    for iteration in range(1, max_iter + 1):
+        step_p, step_r = _solve_rows(_closure(constants, pitch, roll, *minus_tips))
+        # The closure's temporaries are freed before the next call: keeping them alive makes
+        # the CPU allocator trim and re-fault its heap on every iteration (2x slower).
+        pitch.sub_(step_p.clamp_(-max_step_rad, max_step_rad))
+        roll.sub_(step_r.clamp_(-max_step_rad, max_step_rad))
+        step_size = torch.maximum(step_p.abs_(), step_r.abs_())
+        del step_p, step_r
+        # A NaN ankle (singular G) is reported, not waited for.
+        largest = float(step_size.nan_to_num(nan=0.0).max())
+        if largest <= step_limit:
+            return step_size, largest, iteration
+    return step_size, largest, max_iter
 
 
 def in_range(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, margin_rad: float = 1e-9) -> torch.Tensor:

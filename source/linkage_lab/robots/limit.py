@@ -11,9 +11,10 @@ from isaaclab.assets.articulation import ArticulationCfg
 from isaaclab_newton.sim.schemas import NewtonArticulationCfg
 from isaaclab_physx.sim.schemas import PhysxArticulationCfg, PhysxRigidBodyCfg
 
+from linkage_lab.actuators.linkage_actuator import LinkageActuatorCfg, linkage_actuator_cfg
 from linkage_lab.config import load_robot_config
 from linkage_lab.description.build import ensure_assets
-from linkage_lab.robots.limit_joints import JOINT_NAMES, JOINT_TYPES
+from linkage_lab.robots.limit_joints import JOINT_NAMES, JOINT_TYPES, LEGS
 
 
 def standing_height_m(cfg: dict[str, Any]) -> float:
@@ -22,38 +23,72 @@ def standing_height_m(cfg: dict[str, Any]) -> float:
     geom = cfg["geometry"]
     thigh_angle = pose["hip"]
     shank_angle = pose["hip"] + pose["knee"]
-    ankle_depth = geom["thigh_length_m"] * math.cos(thigh_angle) + geom["shank_length_m"] * math.cos(shank_angle)
+    ankle_depth = geom["thigh_length_m"] * math.cos(thigh_angle) + geom["shank_length_m"] * math.cos(
+        shank_angle
+    )
     return ankle_depth + geom["foot"]["sole_below_ankle_m"]
 
 
-def limit_articulation_cfg(cfg: dict[str, Any] | None = None) -> ArticulationCfg:
+def leg_actuator_cfg(cfg: dict[str, Any], model: str, physics_dt_s: float = 0.005) -> LinkageActuatorCfg:
+    """The hip + knee motors of the four legs: motor-space PD on ``q^p = J q^s``, per-motor limits,
+    ``τ^s = Jᵀ τ^p`` and the S3N terms of ``model`` (``kin_only``, ``s3n_act`` or ``s3n_full``).
+
+    The motor inertia, damping and (for ``s3n_full``) ``M_p`` are placeholders until the Limit is
+    identified (see the ``s3n`` section of the config).
+    """
+    limits = cfg["joint_limits"]
+    s3n = cfg["s3n"]
+    control = cfg["control"]
+    identified = s3n.get("identified") or {}
+    return linkage_actuator_cfg(
+        coupled_joints=[[f"{leg}_hip", f"{leg}_knee"] for leg in LEGS],
+        transmissions=["parallelogram"] * len(LEGS),
+        control_space="motor",
+        motor_peak_torque_nm=[limits["hip"]["effort_nm"], limits["knee"]["effort_nm"]],
+        motor_no_load_speed_rads=None,
+        stiffness=control["stiffness_nm_per_rad"],
+        damping=control["damping_nms_per_rad"],
+        actuator_velocity_limit={
+            ".*_hip": limits["hip"]["velocity_rads"],
+            ".*_knee": limits["knee"]["velocity_rads"],
+        },
+        friction=0.0,
+        model=model,
+        reflected_inertia_kgm2=list(s3n["reflected_inertia_kgm2"]),
+        motor_damping_nms_per_rad=list(s3n["damping_nms_per_rad"]),
+        mp_kgm2=identified.get("mp_kgm2"),
+        serial_link_kgm2=identified.get("serial_link_kgm2"),
+        physics_dt_s=physics_dt_s,
+    )
+
+
+def limit_articulation_cfg(
+    cfg: dict[str, Any] | None = None, leg_model: str = "s3n_act", physics_dt_s: float = 0.005
+) -> ArticulationCfg:
     """The Limit's :class:`ArticulationCfg`: local USD, canonical joint order, motors from the config.
 
     Args:
         cfg: The robot config; ``None`` loads ``configs/robots/limit.yaml``.
+        leg_model: Dynamics model of the hip/knee linkage actuator (s3n.md).
+        physics_dt_s: The physics step (s) the S3N terms difference velocities over.
     """
     cfg = load_robot_config("limit") if cfg is None else cfg
     limits = cfg["joint_limits"]
-    s3n = cfg["s3n"]
     control = cfg["control"]
-    # Armature (reflected rotor inertia) on every joint. The kinematics-only serial model gives
-    # each hip/knee joint its own motor's inertia; the S3N actuator changes this per model.
-    armature = {
-        ".*_hip": s3n["reflected_inertia_kgm2"][0],
-        ".*_knee": s3n["reflected_inertia_kgm2"][1],
-        ".*_ankle": s3n["ankle_armature_kgm2"],
-    }
+    ankle = limits["ankle"]
     actuators = {
-        "legs": DCMotorCfg(
-            joint_names_expr=[f".*_{j}" for j in JOINT_TYPES],
-            saturation_effort={f".*_{j}": limits[j]["effort_nm"] for j in JOINT_TYPES},
-            actuator_effort_limit={f".*_{j}": limits[j]["effort_nm"] for j in JOINT_TYPES},
-            actuator_velocity_limit={f".*_{j}": limits[j]["velocity_rads"] for j in JOINT_TYPES},
+        "legs": leg_actuator_cfg(cfg, leg_model, physics_dt_s),
+        # The ankle has its own motor (serial): a DC motor with the provisional reflected inertia.
+        "ankles": DCMotorCfg(
+            joint_names_expr=[".*_ankle"],
+            saturation_effort=ankle["effort_nm"],
+            actuator_effort_limit=ankle["effort_nm"],
+            actuator_velocity_limit=ankle["velocity_rads"],
             stiffness=control["stiffness_nm_per_rad"],
             damping=control["damping_nms_per_rad"],
-            armature=armature,
+            armature=cfg["s3n"]["ankle_armature_kgm2"],
             friction=0.0,
-        )
+        ),
     }
     pose = control["standing_pose_rad"]
     return ArticulationCfg(

@@ -8,11 +8,13 @@ trotting robot.
 
 from __future__ import annotations
 
+from isaaclab.assets import ArticulationCfg
 from isaaclab.managers import RewardTermCfg as RewTerm
 from isaaclab.managers import SceneEntityCfg
 from isaaclab.utils import configclass
 from isaaclab_tasks.core.velocity import mdp
 from isaaclab_tasks.core.velocity.velocity_env_cfg import RewardsCfg
+from isaaclab_tasks.utils import PresetCfg
 
 from linkage_lab.config import load_robot_config
 from linkage_lab.robots.limit import limit_articulation_cfg, standing_height_m
@@ -27,6 +29,19 @@ class LimitRewardsCfg(RewardsCfg):
 
 
 @configclass
+class LimitRobotCfg(PresetCfg):
+    """The Limit with its hip/knee linkage model selectable: ``presets=kin_only|s3n_act|s3n_full``.
+
+    The default is ``s3n_act`` until the Limit's own ``M_p`` is identified on hardware.
+    """
+
+    default: ArticulationCfg = None
+    kin_only: ArticulationCfg = None
+    s3n_act: ArticulationCfg = None
+    s3n_full: ArticulationCfg = None
+
+
+@configclass
 class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
     """``LinkageLab-Velocity-Flat-Limit``."""
 
@@ -35,7 +50,13 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
     def __post_init__(self):
         super().__post_init__()
         robot_cfg = load_robot_config("limit")
-        self.scene.robot = limit_articulation_cfg(robot_cfg)
+        self.scene.robot = LimitRobotCfg(
+            default=limit_articulation_cfg(robot_cfg, "s3n_act", self.sim.dt),
+            kin_only=limit_articulation_cfg(robot_cfg, "kin_only", self.sim.dt),
+            s3n_act=limit_articulation_cfg(robot_cfg, "s3n_act", self.sim.dt),
+        )
+        if (robot_cfg["s3n"].get("identified") or {}).get("mp_kgm2"):
+            self.scene.robot.s3n_full = limit_articulation_cfg(robot_cfg, "s3n_full", self.sim.dt)
         self.scene.env_spacing = 1.0
         # Physics: a small robot with four small feet needs few constraint rows.
         mjwarp = self.sim.physics.newton_mjwarp
@@ -61,9 +82,17 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
         for term in (self.events.add_base_mass, self.events.base_com, self.events.base_external_force_torque):
             term.params["asset_cfg"] = SceneEntityCfg("robot", body_names="base_link")
         self.events.add_base_mass.params["mass_distribution_params"] = (1 / 1.15, 1.15)
-        self.events.base_com.params["com_range"] = {"x": (-0.02, 0.02), "y": (-0.01, 0.01), "z": (-0.005, 0.005)}
+        self.events.base_com.params["com_range"] = {
+            "x": (-0.02, 0.02),
+            "y": (-0.01, 0.01),
+            "z": (-0.005, 0.005),
+        }
         self.events.push_robot.params["velocity_range"] = {"x": (-0.2, 0.2), "y": (-0.2, 0.2)}
-        self.events.reset_base.params["pose_range"] = {"x": (-0.2, 0.2), "y": (-0.2, 0.2), "yaw": (-3.14, 3.14)}
+        self.events.reset_base.params["pose_range"] = {
+            "x": (-0.2, 0.2),
+            "y": (-0.2, 0.2),
+            "yaw": (-3.14, 3.14),
+        }
         self.events.reset_base.params["velocity_range"] = {
             axis: (-0.2, 0.2) for axis in ("x", "y", "z", "roll", "pitch", "yaw")
         }

@@ -1,0 +1,241 @@
+"""One explicit Isaac Lab actuator for joints coupled through any transmission.
+
+Each physics step, for every coupled group (a Limit leg's hip + knee, a Marvin ankle's pitch +
+roll): serial targets → (optionally) motor space → PD → per-motor limits → ``Jᵀ`` → serial torques,
+plus the S3N explicit torques. The math is :class:`~linkage_lab.dynamics.drive.LinkageDrive`;
+this class only gathers the group's joints, calls it and scatters the torques back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import MISSING
+
+import torch
+from isaaclab.actuators import ActuatorBase, ActuatorBaseCfg
+from isaaclab.utils import configclass
+from isaaclab.utils.types import ArticulationActions
+
+from linkage_lab.actuators.transmissions import make_transmission
+from linkage_lab.dynamics.drive import LinkageDrive, LinkageDriveCfg
+from linkage_lab.dynamics.s3n import S3NCfg
+
+
+class LinkageActuator(ActuatorBase):
+    """Explicit actuator driving coupled joint groups through their transmissions."""
+
+    cfg: LinkageActuatorCfg
+
+    def __init__(
+        self,
+        cfg: LinkageActuatorCfg,
+        joint_names: list[str],
+        joint_ids: slice | torch.Tensor,
+        num_envs: int,
+        device: str,
+        stiffness: torch.Tensor | float = 0.0,
+        damping: torch.Tensor | float = 0.0,
+        **kwargs,
+    ):
+        super().__init__(cfg, joint_names, joint_ids, num_envs, device, **kwargs)
+        from isaaclab.actuators.actuator_base import resolve_joint_parameter
+
+        self.stiffness = resolve_joint_parameter(cfg.stiffness, stiffness, joint_names, num_envs, device)
+        self.damping = resolve_joint_parameter(cfg.damping, damping, joint_names, num_envs, device)
+        if len(cfg.transmissions) != len(cfg.coupled_joints):
+            raise ValueError("LinkageActuatorCfg: one transmission name per coupled joint group is required")
+        missing = sorted({n for group in cfg.coupled_joints for n in group} - set(joint_names))
+        if missing:
+            raise ValueError(
+                f"LinkageActuatorCfg: coupled joints {missing} are not in the group {joint_names}"
+            )
+        # Groups sharing a transmission run as one batch: (num_envs, n_groups, n).
+        self._batches: list[tuple[LinkageDrive, torch.Tensor]] = []
+        for name in dict.fromkeys(cfg.transmissions):
+            groups = [g for g, t in zip(cfg.coupled_joints, cfg.transmissions) if t == name]
+            index = torch.tensor([[joint_names.index(j) for j in g] for g in groups], device=device)
+            drive = LinkageDrive(self._drive_cfg(index[0]), make_transmission(name))
+            self._check_native_terms(drive, groups)
+            self._batches.append((drive, index))
+        self._dt = cfg.physics_dt_s
+
+    def _drive_cfg(self, first_group: torch.Tensor) -> LinkageDriveCfg:
+        """The drive config of one group; PD gains come from the actuator's per-joint gains."""
+        cfg = self.cfg
+        kp = tuple(float(v) for v in self.stiffness[0, first_group].tolist())
+        kd = tuple(float(v) for v in self.damping[0, first_group].tolist())
+
+        def opt(values):
+            return None if values is None else tuple(float(v) for v in values)
+
+        return LinkageDriveCfg(
+            s3n=S3NCfg(
+                model=cfg.model,
+                reflected_inertia_kgm2=tuple(cfg.reflected_inertia_kgm2),
+                viscous_damping_nms_per_rad=tuple(cfg.motor_damping_nms_per_rad),
+                mp_kgm2=opt(cfg.mp_kgm2),
+                serial_link_kgm2=opt(cfg.serial_link_kgm2),
+            ),
+            control_space=cfg.control_space,
+            joint_kp=kp,
+            joint_kd=kd,
+            motor_torque_limit_nm=tuple(float(v) for v in cfg.motor_peak_torque_nm),
+            saturation_mode=cfg.saturation_mode,
+            motor_no_load_speed_rads=opt(cfg.motor_no_load_speed_rads),
+            command_delay_steps=cfg.command_delay_steps,
+            accel_filter_time_constant_s=cfg.accel_filter_time_constant_s,
+            explicit_split=cfg.explicit_split,
+            reference_joint_pos_rad=opt(cfg.reference_joint_pos_rad),
+        )
+
+    def _check_native_terms(self, drive: LinkageDrive, groups: list[list[str]]) -> None:
+        """The articulation's armature must be what the drive's model assumes (set by :func:`native_terms`)."""
+        expected = drive.native_armature().tolist()
+        for group in groups:
+            for name, value in zip(group, expected):
+                configured = _lookup(self.cfg.armature, name)
+                if configured is None or abs(configured - value) > 1e-9 * max(1.0, abs(value)):
+                    raise ValueError(
+                        f"actuator armature of {name} is {configured}, but model {self.cfg.model!r} needs {value:.6g}: "
+                        "build the config with linkage_actuator_cfg() (or select the model through its preset) "
+                        "so the native armature follows the model"
+                    )
+
+    def reset(self, env_ids: Sequence[int]):
+        for drive, _ in self._batches:
+            drive.reset(None if env_ids is None else torch.as_tensor(env_ids, device=self._device))
+
+    def compute(
+        self, control_action: ArticulationActions, joint_pos: torch.Tensor, joint_vel: torch.Tensor
+    ) -> ArticulationActions:
+        effort = torch.zeros_like(joint_pos)
+        computed = torch.zeros_like(joint_pos)
+        for drive, index in self._batches:
+            out = drive.compute(
+                control_action.joint_positions[:, index],
+                control_action.joint_velocities[:, index],
+                joint_pos[:, index],
+                joint_vel[:, index],
+                self._dt,
+            )
+            effort[:, index] = out.joint_torque
+            computed[:, index] = drive.transmission.joint_torque(
+                out.motor_torque_desired, joint_pos[:, index]
+            )
+        if control_action.joint_efforts is not None:
+            effort = effort + control_action.joint_efforts
+        self.computed_effort = computed
+        self.applied_effort = effort
+        control_action.joint_efforts = effort
+        control_action.joint_positions = None
+        control_action.joint_velocities = None
+        return control_action
+
+
+def _lookup(values: dict[str, float] | float | None, joint_name: str) -> float | None:
+    """A per-joint value of a config field given as a scalar or a ``{regex: value}`` dict."""
+    import re
+
+    if values is None or isinstance(values, (int, float)):
+        return values
+    for pattern, value in values.items():
+        if re.fullmatch(pattern, joint_name):
+            return float(value)
+    return None
+
+
+@configclass
+class LinkageActuatorCfg(ActuatorBaseCfg):
+    """Config of :class:`LinkageActuator`. Build it with :func:`linkage_actuator_cfg` so that the
+    joint armature and viscous friction the simulator integrates follow the chosen model."""
+
+    class_type: type = LinkageActuator
+
+    coupled_joints: list[list[str]] = MISSING
+    """Joint names of each coupled group, in the transmission's joint order (e.g. ``[["fl_hip", "fl_knee"], ...]``)."""
+
+    transmissions: list[str] = MISSING
+    """One transmission name per group (see :data:`~linkage_lab.actuators.transmissions.TRANSMISSIONS`)."""
+
+    control_space: str = "joint"
+    """``"joint"``: PD on serial joints with the policy's gains, then ``τ_m = J⁻ᵀ τ_j``. ``"motor"``: PD on
+    motor angles with ``K_m = J⁻ᵀ K_j J⁻¹`` at the current pose (what a motor driver runs)."""
+
+    motor_peak_torque_nm: list[float] = MISSING
+    """Peak torque of each motor of a group (N·m). With the identity transmission these are the
+    per-axis (box) limits."""
+
+    motor_no_load_speed_rads: list[float] | None = None
+    """No-load speed per motor (rad/s) for a linear torque–speed limit; ``None``: no speed dependence."""
+
+    saturation_mode: str = "clip"
+    """``"clip"`` each motor on its own (as hardware), or ``"scale"`` (keeps the torque's direction)."""
+
+    model: str = "kin_only"
+    """Dynamics model: ``kin_only``, ``s3n_act`` or ``s3n_full`` (s3n.md)."""
+
+    reflected_inertia_kgm2: list[float] = [0.0, 0.0]
+    """Reflected rotor inertia ``J̄`` per motor (kg·m²)."""
+
+    motor_damping_nms_per_rad: list[float] = [0.0, 0.0]
+    """Reflected viscous damping ``B̄`` per motor (N·m·s/rad)."""
+
+    mp_kgm2: list[float] | None = None
+    """Identified ``(M₁₁, M₁₂, M₂₂)`` of ``M_p(α)`` (kg·m²), for ``s3n_full``; ``None``: not identified."""
+
+    serial_link_kgm2: list[float] | None = None
+    """``(a, b, c)`` of the serial tree's link inertia ``M_linkˢ(α)`` (kg·m²), for ``s3n_full``."""
+
+    command_delay_steps: int = 0
+    """Physics steps between a command and its use."""
+
+    accel_filter_time_constant_s: float | None = None
+    """Low-pass time constant on the explicit S3N acceleration (s); ``None``: unfiltered."""
+
+    explicit_split: str = "diagonal"
+    """How much of the inertia increment is native armature (``paper`` or ``diagonal``, see the drive)."""
+
+    reference_joint_pos_rad: list[float] | None = None
+    """Pose at which pose-dependent diagonals become native armature (rad); ``None``: zeros."""
+
+    physics_dt_s: float = 0.005
+    """Physics step (s) for the finite-difference acceleration; the task sets it to ``sim.dt``."""
+
+
+def native_terms(cfg: LinkageActuatorCfg) -> tuple[dict[str, float], dict[str, float]]:
+    """Per-joint armature (kg·m²) and viscous friction (N·m·s/rad) the simulator integrates natively."""
+    armature: dict[str, float] = {}
+    viscous: dict[str, float] = {}
+    for group, name in zip(cfg.coupled_joints, cfg.transmissions):
+        drive = LinkageDrive(
+            LinkageDriveCfg(
+                s3n=S3NCfg(
+                    model=cfg.model,
+                    reflected_inertia_kgm2=tuple(cfg.reflected_inertia_kgm2),
+                    viscous_damping_nms_per_rad=tuple(cfg.motor_damping_nms_per_rad),
+                    mp_kgm2=None if cfg.mp_kgm2 is None else tuple(cfg.mp_kgm2),
+                    serial_link_kgm2=None if cfg.serial_link_kgm2 is None else tuple(cfg.serial_link_kgm2),
+                ),
+                joint_kp=(0.0,) * len(group),
+                joint_kd=(0.0,) * len(group),
+                motor_torque_limit_nm=tuple(cfg.motor_peak_torque_nm),
+                explicit_split=cfg.explicit_split,
+                reference_joint_pos_rad=None
+                if cfg.reference_joint_pos_rad is None
+                else tuple(cfg.reference_joint_pos_rad),
+            ),
+            make_transmission(name),
+        )
+        for joint, a, d in zip(group, drive.native_armature().tolist(), drive.native_damping().tolist()):
+            armature[joint] = a
+            viscous[joint] = d
+    return armature, viscous
+
+
+def linkage_actuator_cfg(**fields) -> LinkageActuatorCfg:
+    """A :class:`LinkageActuatorCfg` whose ``joint_names_expr``, ``armature`` and ``viscous_friction``
+    follow its coupled joints and model."""
+    cfg = LinkageActuatorCfg(**fields)
+    cfg.joint_names_expr = [name for group in cfg.coupled_joints for name in group]
+    cfg.armature, cfg.viscous_friction = native_terms(cfg)
+    return cfg
