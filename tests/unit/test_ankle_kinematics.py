@@ -48,7 +48,10 @@ def reference_crank_angle(geometry, motor: int, pitch: float, roll: float) -> fl
     foot = _rot_y(-pitch) @ _rot_x(roll) @ foot0
 
     def gap(theta: float) -> float:
-        return np.linalg.norm(centre + radius * np.array([math.cos(theta), 0.0, math.sin(theta)]) - foot) - length
+        return (
+            np.linalg.norm(centre + radius * np.array([math.cos(theta), 0.0, math.sin(theta)]) - foot)
+            - length
+        )
 
     # The assembled branch: the root reached walking out from π (the rod-length gap changes
     # sign once within ±80° of the neutral angle on the assembled branch over this range).
@@ -57,6 +60,13 @@ def reference_crank_angle(geometry, motor: int, pitch: float, roll: float) -> fl
     crossings = np.nonzero(np.sign(values[:-1]) != np.sign(values[1:]))[0]
     best = min(crossings, key=lambda i: abs(grid[i] - math.pi))
     return brentq(gap, grid[best], grid[best + 1], xtol=1e-14) - math.pi
+
+
+def _autograd_jacobian(fn, x: torch.Tensor) -> torch.Tensor:
+    """∂fn/∂x for a 2-vector x, one backward pass per output."""
+    x = x.detach().clone().requires_grad_(True)
+    y = fn(x)
+    return torch.stack([torch.autograd.grad(y[i], x, retain_graph=True)[0] for i in range(2)])
 
 
 def _random_poses(geometry, count: int, seed: int) -> torch.Tensor:
@@ -74,7 +84,7 @@ def test_ik_matches_reference_root(preset):
     geometry = load_ankle_geometry(preset)
     poses = _random_poses(geometry, 6, seed=1)
     crank = inverse_kinematics(geometry, poses)
-    for pose, angles in zip(poses.tolist(), crank.tolist()):
+    for pose, angles in zip(poses.tolist(), crank.tolist(), strict=True):
         expected = [reference_crank_angle(geometry, i, *pose) for i in range(2)]
         assert angles == pytest.approx(expected, abs=1e-10)
 
@@ -100,7 +110,9 @@ def test_neutral_jacobian_by_hand():
         for joint in range(2):
             plus, minus = [0.0, 0.0], [0.0, 0.0]
             plus[joint], minus[joint] = h, -h
-            diff = reference_crank_angle(geometry, motor, *plus) - reference_crank_angle(geometry, motor, *minus)
+            diff = reference_crank_angle(geometry, motor, *plus) - reference_crank_angle(
+                geometry, motor, *minus
+            )
             expected[motor, joint] = diff / (2 * h)
     # The spec's sanity value, to its two decimals.
     assert expected == pytest.approx(np.array([[1.02, -0.67], [0.96, 0.67]]), abs=0.006)
@@ -117,22 +129,25 @@ def test_jacobian_matches_finite_differences(preset, side):
     for joint in range(2):
         step = torch.zeros(2, dtype=F64)
         step[joint] = h
-        columns.append((inverse_kinematics(geometry, poses + step) - inverse_kinematics(geometry, poses - step)) / (2 * h))
+        columns.append(
+            (inverse_kinematics(geometry, poses + step) - inverse_kinematics(geometry, poses - step))
+            / (2 * h)
+        )
     finite_diff = torch.stack(columns, dim=-1)
     assert torch.allclose(jacobian(geometry, poses), finite_diff, atol=1e-7, rtol=0)
 
 
 def test_ik_is_differentiable_and_autograd_agrees_with_jacobian():
     geometry = load_ankle_geometry()
-    poses = _random_poses(geometry, 3, seed=4).requires_grad_(True)
+    poses = _random_poses(geometry, 2, seed=4).requires_grad_(True)
     assert torch.autograd.gradcheck(lambda q: inverse_kinematics(geometry, q), (poses,))
-    auto = torch.func.jacrev(lambda q: inverse_kinematics(geometry, q))(poses.detach()[0])
+    auto = _autograd_jacobian(lambda q: inverse_kinematics(geometry, q), poses[0])
     assert torch.allclose(auto, jacobian(geometry, poses.detach()[0]), atol=1e-12)
 
 
 @pytest.mark.parametrize("preset", PRESETS)
 def test_branch_is_continuous_over_the_range(preset):
-    """Dense lines through the range: neighbours differ by at most |J| · step, never a jump."""
+    """Dense lines through the range: neighbours differ by about |J| · step (≤ ~2.2 here), never a jump."""
     geometry = load_ankle_geometry(preset)
     step = math.radians(0.1)
     pitch = torch.arange(geometry.pitch_range_rad[0], geometry.pitch_range_rad[1] + step / 2, step, dtype=F64)
@@ -140,10 +155,10 @@ def test_branch_is_continuous_over_the_range(preset):
     for fixed_roll in (geometry.roll_range_rad[0], 0.0, geometry.roll_range_rad[1]):
         line = torch.stack([pitch, torch.full_like(pitch, fixed_roll)], dim=-1)
         jumps = inverse_kinematics(geometry, line).diff(dim=0).abs()
-        assert jumps.max() < 2.0 * step
+        assert jumps.max() < 3.0 * step
     for fixed_pitch in (geometry.pitch_range_rad[0], 0.0, geometry.pitch_range_rad[1]):
         line = torch.stack([torch.full_like(roll, fixed_pitch), roll], dim=-1)
-        assert inverse_kinematics(geometry, line).diff(dim=0).abs().max() < 2.0 * step
+        assert inverse_kinematics(geometry, line).diff(dim=0).abs().max() < 3.0 * step
     # Away from the singularity everywhere (the branches never meet inside the range).
     grid = torch.stack(torch.meshgrid(pitch[::10], roll[::10], indexing="ij"), dim=-1)
     assert evaluate(geometry, grid, with_jacobian=False).transmission.min() > 0.2
@@ -159,13 +174,17 @@ def test_right_ankle_is_the_mirror_image():
     assert torch.allclose(crank_r, crank_l, atol=1e-13)
     assert torch.allclose(jac_r, jac_l * torch.tensor([1.0, -1.0], dtype=F64), atol=1e-12)
     neutral = jacobian(right, torch.zeros(2, dtype=F64))
-    assert neutral[:, 1].tolist() == pytest.approx((-jacobian(left, torch.zeros(2, dtype=F64))[:, 1]).tolist())
+    assert neutral[:, 1].tolist() == pytest.approx(
+        (-jacobian(left, torch.zeros(2, dtype=F64))[:, 1]).tolist()
+    )
 
 
 def test_unreachable_pose_raises_naming_motor_and_pose():
     geometry = load_ankle_geometry()
-    poses = torch.tensor([[0.1, 0.0], [1.6, 0.2]], dtype=F64)
-    with pytest.raises(UnreachablePoseError, match=r"rod [ab] cannot reach pose pitch=\+91\.67°, roll=\+11\.46°"):
+    poses = torch.tensor([[0.1, 0.0], [-1.4, 0.0]], dtype=F64)  # toes 80° down: a rod is too short
+    with pytest.raises(
+        UnreachablePoseError, match=r"rod [ab] cannot reach pose pitch=-80\.21°, roll=\+0\.00°"
+    ):
         inverse_kinematics(geometry, poses)
     state = evaluate(geometry, poses)
     assert state.reachable[0].all() and not state.reachable[1].all()
@@ -212,17 +231,21 @@ def test_fk_reports_leaving_the_range_and_non_convergence():
     result.raise_if_failed(geometry)
     with pytest.raises(ForwardKinematicsError, match="left the motion range"):
         result.raise_if_failed(geometry, require_in_range=True)
-    # Crank angles no pose produces (one crank straight up, the other straight down).
-    impossible = torch.tensor([[math.pi / 2, -math.pi / 2]], dtype=F64)
-    failed = forward_kinematics(geometry, impossible, max_iter=8)
-    assert not failed.converged.any()
-    with pytest.raises(ForwardKinematicsError, match="did not converge"):
+    # Too few iterations from neutral to a corner, and a broken encoder reading (NaN).
+    corner = torch.tensor([geometry.pitch_range_rad[1], geometry.roll_range_rad[1]], dtype=F64)
+    crank = torch.stack([inverse_kinematics(geometry, corner), torch.tensor([math.nan, 0.0], dtype=F64)])
+    failed = forward_kinematics(geometry, crank, max_iter=1, mixed_precision=False)
+    assert failed.converged.tolist() == [False, False]
+    with pytest.raises(
+        ForwardKinematicsError, match="did not converge for 2 of 2 ankles after 1 Newton steps"
+    ):
         failed.raise_if_failed(geometry)
+    assert forward_kinematics(geometry, crank[:1]).converged.all()
 
 
 def test_fk_gradient_is_the_inverse_jacobian():
     geometry = load_ankle_geometry()
     pose = torch.tensor([0.3, -0.1], dtype=F64)
-    crank = inverse_kinematics(geometry, pose).requires_grad_(True)
-    auto = torch.func.jacrev(lambda c: forward_kinematics(geometry, c).joint_pos)(crank)
+    crank = inverse_kinematics(geometry, pose)
+    auto = _autograd_jacobian(lambda c: forward_kinematics(geometry, c).joint_pos, crank)
     assert torch.allclose(auto, torch.linalg.inv(jacobian(geometry, pose)), atol=1e-9)

@@ -35,7 +35,9 @@ def test_pick_device_prefers_a_working_gpu(monkeypatch):
     assert pick_device() == "cuda:0"
 
 
-@pytest.mark.parametrize("token", ["env.scene.num_envs=32", "agent.max_iterations=5", "physics=newton_mjwarp", "+a.b=1"])
+@pytest.mark.parametrize(
+    "token", ["env.scene.num_envs=32", "agent.max_iterations=5", "physics=newton_mjwarp", "+a.b=1"]
+)
 def test_valid_overrides(token):
     assert validate_overrides([token]) == [token]
 

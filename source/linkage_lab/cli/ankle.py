@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     report = commands.add_parser(
         "report",
-        help="Rod lengths, crank swing, transmission, Jacobian, torque capacities and rod forces over the range.",
+        help="Rod lengths, crank swing, transmission, J, torque capacities and rod forces over the range.",
     )
     report.add_argument("--preset", default="marvin", help="geometry preset (default: marvin)")
     report.add_argument(
@@ -53,7 +53,7 @@ def run_report(args: argparse.Namespace) -> int:
     """Compute and print the report; write the plots when ``--plot`` is given."""
     from linkage_lab.cli.main import CliError
     from linkage_lab.config import ConfigError
-    from linkage_lab.kinematics import ankle_report
+    from linkage_lab.kinematics import ankle_plots, ankle_report
     from linkage_lab.kinematics.rsu_ankle import UnreachablePoseError
     from linkage_lab.kinematics.rsu_geometry import load_ankle_geometry
 
@@ -70,8 +70,8 @@ def run_report(args: argparse.Namespace) -> int:
     written = []
     if args.plot is not None:
         data = ankle_report.survey(geometry)
-        written.append(ankle_report.plot_transmission_map(data, report, args.plot / "transmission_map.png"))
-        written.append(ankle_report.plot_torque_diamond(geometry, diamond, args.plot / "torque_diamond.png"))
+        written.append(ankle_plots.plot_transmission_map(data, report, args.plot / "transmission_map.png"))
+        written.append(ankle_plots.plot_torque_diamond(geometry, diamond, args.plot / "torque_diamond.png"))
 
     if args.json:
         print(json.dumps(report))

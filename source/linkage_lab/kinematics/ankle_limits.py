@@ -101,7 +101,7 @@ def torque_diamond(jacobian: torch.Tensor, limit_nm: float | torch.Tensor) -> to
 
 
 def axis_capacity(jacobian: torch.Tensor, limit_nm: float | torch.Tensor) -> torch.Tensor:
-    """The diamond's extent along each axis, ``T (|J_a,j| + |J_b,j|)`` for j = pitch, roll, ``(..., 2)`` (N·m)."""
+    """The diamond's extent along each axis j (pitch, roll): ``T (|J_a,j| + |J_b,j|)``, ``(..., 2)`` (N·m)."""
     limit = torch.as_tensor(limit_nm, dtype=jacobian.dtype, device=jacobian.device)
     return jacobian.abs().sum(dim=-2) * limit.unsqueeze(-1)
 
@@ -125,7 +125,7 @@ def pure_axis_capacity(jacobian: torch.Tensor, limit_nm: float | torch.Tensor) -
 def in_diamond(
     jacobian: torch.Tensor, joint_torque: torch.Tensor, limit_nm: float | torch.Tensor, rtol: float = 1e-9
 ) -> torch.Tensor:
-    """``(...)`` bool: whether the hardware can produce ``joint_torque``, i.e. ``|J⁻ᵀ τ|_i ≤ T_i (1 + rtol)``."""
+    """``(...)`` bool: whether the motors can produce ``joint_torque``: ``|J⁻ᵀ τ|_i ≤ T_i (1 + rtol)``."""
     limit = torch.as_tensor(limit_nm, dtype=joint_torque.dtype, device=joint_torque.device)
     return (motor_torque(jacobian, joint_torque).abs() <= limit * (1.0 + rtol)).all(dim=-1)
 

@@ -21,7 +21,6 @@ import numpy as np
 import torch
 
 from linkage_lab.kinematics.rsu_geometry import (
-    JOINT_NAMES,
     MOTOR_NAMES,
     RSUAnkleGeometry,
 )
@@ -278,7 +277,7 @@ def raise_if_unreachable(
         return
     bad = (~reachable).nonzero()
     index, motor = tuple(bad[0, :-1].tolist()), int(bad[0, -1])
-    pitch, roll = (math.degrees(float(v)) for v in joint_pos.expand(*reachable.shape[:-1], 2)[index])
+    pitch, roll = (math.degrees(float(v)) for v in joint_pos.detach().expand(*reachable.shape[:-1], 2)[index])
     raise UnreachablePoseError(
         f"ankle {geometry.preset}/{geometry.side}: rod {MOTOR_NAMES[motor]} cannot reach pose "
         f"pitch={pitch:+.2f}°, roll={roll:+.2f}° (batch index {list(index)}; "

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-import torch
 
 from linkage_lab.config import ConfigError, deep_merge, load_robot_config
 

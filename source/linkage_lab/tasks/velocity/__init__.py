@@ -2,4 +2,4 @@
 
 from __future__ import annotations
 
-from linkage_lab.tasks.velocity.config import limit  # noqa: F401
+from linkage_lab.tasks.velocity.config import limit, marvin  # noqa: F401

@@ -1,0 +1,163 @@
+"""Marvin as an Isaac Lab articulation, read from ``configs/robots/marvin.yaml``.
+
+The ankle is two serial joints (pitch then roll) driven by one :class:`LinkageActuator` per robot
+in one of two modes (robots.md §2.4, ankle_linkage.md §5):
+
+* ``box``: the linkage-ratio limits of the serial model — per-axis torque ``2 T ratio`` and speed
+  ``ω₀ / ratio``, independent of each other and of the pose;
+* ``diamond``: the real feasible set — each step the commanded joint torque is mapped to motor
+  torques through ``J(q)⁻ᵀ`` at the current pose, each motor is clipped to its limit, and the
+  result is mapped back with ``J(q)ᵀ``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import isaaclab.sim as sim_utils
+from isaaclab.actuators import DCMotorCfg
+from isaaclab.assets.articulation import ArticulationCfg
+from isaaclab_newton.sim.schemas import NewtonArticulationCfg
+from isaaclab_physx.sim.schemas import PhysxArticulationCfg, PhysxRigidBodyCfg
+
+from linkage_lab.actuators.linkage_actuator import LinkageActuatorCfg, linkage_actuator_cfg
+from linkage_lab.config import load_robot_config
+from linkage_lab.description.build import ensure_assets
+
+SIDES = ("left", "right")
+LEG_JOINTS = ("hip_yaw", "hip_roll", "hip_pitch", "knee", "ankle_pitch", "ankle_roll")
+ARM_JOINTS = ("shoulder_pitch", "elbow")
+#: Marvin's joint order for policy I/O: legs (left, right) body to foot, then arms. Pinned on the
+#: articulation so that it never depends on the physics backend.
+JOINT_NAMES: tuple[str, ...] = tuple(f"{s}_{j}" for s in SIDES for j in LEG_JOINTS) + tuple(
+    f"{s}_{j}" for s in SIDES for j in ARM_JOINTS
+)
+ANKLE_MODES = ("diamond", "box")
+
+
+def ankle_box_limits():
+    """The serial model's per-axis ankle limits, computed from the linkage geometry and motor."""
+    from linkage_lab.kinematics.ankle_limits import box_limits
+    from linkage_lab.kinematics.rsu_geometry import load_ankle_geometry
+
+    return box_limits(load_ankle_geometry("marvin", side="left"))
+
+
+def ankle_actuator_cfg(
+    cfg: dict[str, Any],
+    mode: str = "diamond",
+    physics_dt_s: float = 0.005,
+    saturation_mode: str = "clip",
+    control_space: str = "joint",
+    reflected_armature: bool = False,
+) -> LinkageActuatorCfg:
+    """The two ankles' actuator in ``mode`` (``diamond`` or ``box``).
+
+    Args:
+        cfg: Marvin's robot config.
+        mode: ``diamond`` (per-motor limits through ``J(q)``) or ``box`` (per-axis ratio limits).
+        physics_dt_s: Physics step (s).
+        saturation_mode: ``clip`` each motor (hardware) or ``scale`` (direction-preserving).
+        control_space: ``joint`` (the policy's gains as is) or ``motor`` (``K_m = J⁻ᵀ K_j J⁻¹``).
+        reflected_armature: Model the two motors' pose-dependent reflected inertia
+            ``Jᵀ(q) diag(J̄) J(q)`` (diamond mode only): its neutral diagonal becomes joint armature,
+            the rest an explicit torque. Off: each ankle joint gets one motor's ``J̄`` as armature.
+    """
+    if mode not in ANKLE_MODES:
+        raise ValueError(f"unknown ankle mode {mode!r}; expected one of {ANKLE_MODES}")
+    linkage = cfg["ankle_linkage"]
+    motor = cfg["motors"][linkage["motor"]]
+    control = cfg["control"]
+    common = dict(
+        coupled_joints=[[f"{s}_ankle_pitch", f"{s}_ankle_roll"] for s in SIDES],
+        stiffness=control["stiffness"]["ankle"],
+        damping=control["damping"]["ankle"],
+        friction=0.0,
+        saturation_mode=saturation_mode,
+        reflected_inertia_kgm2=[motor["armature_kgm2"]] * 2,
+        motor_damping_nms_per_rad=[0.0, 0.0],
+        physics_dt_s=physics_dt_s,
+    )
+    if mode == "box":
+        box = ankle_box_limits()
+        return linkage_actuator_cfg(
+            transmissions=["identity", "identity"],
+            control_space="joint",
+            motor_peak_torque_nm=[box.pitch_peak_nm, box.roll_peak_nm],
+            motor_no_load_speed_rads=[box.pitch_speed_rads, box.roll_speed_rads],
+            actuator_velocity_limit={".*_ankle_pitch": box.pitch_speed_rads, ".*_ankle_roll": box.roll_speed_rads},
+            model="kin_only",
+            **common,
+        )
+    return linkage_actuator_cfg(
+        transmissions=[f"marvin_ankle_{s}" for s in SIDES],
+        control_space=control_space,
+        motor_peak_torque_nm=[motor["peak_nm"]] * 2,
+        motor_no_load_speed_rads=[motor["speed_rads"]] * 2,
+        model="s3n_act" if reflected_armature else "kin_only",
+        **common,
+    )
+
+
+def _dc_motor(cfg: dict[str, Any], joints: dict[str, str], group: str) -> DCMotorCfg:
+    """A DC motor group for directly driven joints: ``{joint regex: motor name}``."""
+    motors = cfg["motors"]
+    control = cfg["control"]
+    return DCMotorCfg(
+        joint_names_expr=list(joints),
+        saturation_effort={j: motors[m]["peak_nm"] for j, m in joints.items()},
+        actuator_effort_limit={j: motors[m]["peak_nm"] for j, m in joints.items()},
+        actuator_velocity_limit={j: motors[m]["speed_rads"] for j, m in joints.items()},
+        armature={j: motors[m]["armature_kgm2"] for j, m in joints.items()},
+        stiffness=control["stiffness"][group],
+        damping=control["damping"][group],
+        friction=0.0,
+    )
+
+
+def standing_height_m(cfg: dict[str, Any]) -> float:
+    """Pelvis (hip line) height above the ground in the standing pose, sole flat."""
+    import math
+
+    geom = cfg["geometry"]
+    pose = cfg["control"]["standing_pose_rad"]
+    thigh = geom["thigh_length_m"] * math.cos(pose["hip_pitch"])
+    shin = geom["shin_length_m"] * math.cos(pose["hip_pitch"] + pose["knee"])
+    return thigh + shin + geom["ankle_height_m"]
+
+
+def marvin_articulation_cfg(
+    cfg: dict[str, Any] | None = None, ankle_mode: str = "diamond", physics_dt_s: float = 0.005, **ankle_options
+) -> ArticulationCfg:
+    """Marvin's :class:`ArticulationCfg` with the ankles in ``ankle_mode`` (``diamond`` or ``box``)."""
+    cfg = load_robot_config("marvin") if cfg is None else cfg
+    legs = cfg["leg_joints"]
+    hip_knee = {f".*_{j}": legs[j]["motor"] for j in ("hip_yaw", "hip_roll", "hip_pitch")}
+    knee = {".*_knee": legs["knee"]["motor"]}
+    arms = {f".*_{j}": cfg["arm_joints"][j]["motor"] for j in ARM_JOINTS}
+    pose = cfg["control"]["standing_pose_rad"]
+    return ArticulationCfg(
+        prim_path="{ENV_REGEX_NS}/Robot",
+        spawn=sim_utils.UsdFileCfg(
+            usd_path=str(ensure_assets("marvin")),
+            activate_contact_sensors=True,
+            rigid_props=PhysxRigidBodyCfg(disable_gravity=False, max_depenetration_velocity=1.0),
+            articulation_props=[
+                PhysxArticulationCfg(enabled_self_collisions=False, solver_position_iteration_count=4),
+                NewtonArticulationCfg(self_collision_enabled=False),
+            ],
+        ),
+        init_state=ArticulationCfg.InitialStateCfg(
+            pos=(0.0, 0.0, standing_height_m(cfg) + 0.02),
+            joint_pos={f".*_{j}": v for j, v in pose.items()},
+            joint_vel={".*": 0.0},
+        ),
+        joint_ordering=JOINT_NAMES,
+        soft_joint_pos_limit_factor=0.95,
+        actuators={
+            "hips": _dc_motor(cfg, hip_knee, "hip"),
+            "knees": _dc_motor(cfg, knee, "knee"),
+            "arms": _dc_motor(cfg, arms, "arm"),
+            "ankles": ankle_actuator_cfg(cfg, ankle_mode, physics_dt_s, **ankle_options),
+        },
+    )

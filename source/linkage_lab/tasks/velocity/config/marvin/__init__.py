@@ -1,0 +1,16 @@
+"""Marvin's velocity task: ``LinkageLab-Velocity-Flat-Marvin``."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+gym.register(
+    id="LinkageLab-Velocity-Flat-Marvin",
+    entry_point="isaaclab.envs:ManagerBasedRLEnv",
+    disable_env_checker=True,
+    kwargs={
+        "env_cfg_entry_point": f"{__name__}.env_cfg:MarvinFlatEnvCfg",
+        "rsl_rl_cfg_entry_point": f"{__name__}.agents:MarvinFlatPPORunnerCfg",
+        "default_agent": "rsl_rl",
+    },
+)
