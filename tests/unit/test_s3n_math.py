@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 import torch
@@ -109,8 +110,7 @@ def test_integrated_inertia_paper_preset_at_60_degrees():
         "s3n_full": [[0.077023, 0.0263865], [0.0263865, 0.02368]],
     }
     for model, matrix in expected.items():
-        cfg_model = S3NCfg(**{**cfg.__dict__, "model": model})
-        torch.testing.assert_close(integrated_inertia(cfg_model, alpha, J_LEG), t(matrix))
+        torch.testing.assert_close(integrated_inertia(replace(cfg, model=model), alpha, J_LEG), t(matrix))
 
 
 def test_split_recombines_and_matches_eh_ex():

@@ -64,14 +64,20 @@ def test_default_configuration_is_stable(model, dt):
     assert loop_gain(drive, torch.linspace(-1.57, 1.57, 31, dtype=torch.float64)).max() < 0.8
 
 
-def test_paper_split_with_placeholder_mp_diverges_and_low_pass_stabilises():
-    # The placeholder M_p (the paper's, heavier leg) on the Limit's light serial tree leaves a large
-    # ΔM_link; put all of it in the explicit torque (the paper's split) and the loop gain exceeds 1.
-    paper = LinkageDrive(limit_drive_cfg("s3n_full", explicit_split="paper"), parallelogram_leg())
+def test_paper_split_with_the_papers_mp_diverges_and_low_pass_stabilises():
+    # The paper's M_p (its heavier leg) on the Limit's light serial tree leaves a large ΔM_link;
+    # put all of it in the explicit torque (the paper's split) and the loop gain exceeds 1.
+    from dataclasses import replace
+
+    def with_paper_mp(**overrides):
+        cfg = limit_drive_cfg("s3n_full", explicit_split="paper", **overrides)
+        return replace(cfg, s3n=replace(cfg.s3n, mp_kgm2=(0.04793, 0.005413, 0.02368)))
+
+    paper = LinkageDrive(with_paper_mp(), parallelogram_leg())
     assert loop_gain(paper, torch.tensor([-1.2], dtype=torch.float64)).item() > 1.2
     assert hold_standing_pose(paper, 0.005, duration_s=0.5).max() > 1e4
 
-    filtered_cfg = limit_drive_cfg("s3n_full", explicit_split="paper", accel_filter_time_constant_s=0.01)
+    filtered_cfg = with_paper_mp(accel_filter_time_constant_s=0.01)
     assert_settles(hold_standing_pose(LinkageDrive(filtered_cfg, parallelogram_leg()), 0.005))
 
 

@@ -58,6 +58,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def inertia_table(preset: str, alpha_deg: float) -> dict:
     """``{"alpha_deg": A, "kin_only": M, "s3n_act": M, "s3n_full": M}`` with 2x2 lists (kg·m²)."""
+    from dataclasses import replace
+
     import torch
 
     from linkage_lab.dynamics.s3n import S3N_MODELS, integrated_inertia, paper_s3n_cfg
@@ -69,8 +71,7 @@ def inertia_table(preset: str, alpha_deg: float) -> dict:
     jacobian = torch.tensor(PARALLELOGRAM_LEG_JACOBIAN, dtype=torch.float64)
     result: dict = {"alpha_deg": alpha_deg}
     for model in S3N_MODELS:
-        cfg = type(base)(**{**base.__dict__, "model": model})
-        result[model] = integrated_inertia(cfg, alpha, jacobian).tolist()
+        result[model] = integrated_inertia(replace(base, model=model), alpha, jacobian).tolist()
     return result
 
 

@@ -1,1 +1,42 @@
 """kinematics."""
+
+from linkage_lab.kinematics.ankle_transmission import RSUAnkleTransmission, marvin_ankle
+from linkage_lab.kinematics.rsu_ankle import (
+    AnkleState,
+    UnreachablePoseError,
+    evaluate,
+    ik_and_jacobian,
+    inverse_kinematics,
+    jacobian,
+    transmission,
+)
+from linkage_lab.kinematics.rsu_fk import ForwardKinematicsError, ForwardKinematicsResult, forward_kinematics
+from linkage_lab.kinematics.rsu_geometry import (
+    MotorSpec,
+    RSUAnkleGeometry,
+    available_motors,
+    available_presets,
+    load_ankle_geometry,
+    motor_spec,
+)
+
+__all__ = [
+    "AnkleState",
+    "ForwardKinematicsError",
+    "ForwardKinematicsResult",
+    "MotorSpec",
+    "RSUAnkleGeometry",
+    "RSUAnkleTransmission",
+    "UnreachablePoseError",
+    "available_motors",
+    "available_presets",
+    "evaluate",
+    "forward_kinematics",
+    "ik_and_jacobian",
+    "inverse_kinematics",
+    "jacobian",
+    "load_ankle_geometry",
+    "marvin_ankle",
+    "motor_spec",
+    "transmission",
+]

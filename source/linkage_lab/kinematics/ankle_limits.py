@@ -90,6 +90,9 @@ def motor_torque(jacobian: torch.Tensor, joint_torque: torch.Tensor) -> torch.Te
 def torque_diamond(jacobian: torch.Tensor, limit_nm: float | torch.Tensor) -> torch.Tensor:
     """Vertices ``Jᵀ (±T, ±T)`` of the feasible joint-torque set at a pose, ``(..., 4, 2)`` (N·m).
 
+    ``limit_nm`` is the motor limit ``T`` (N·m), the same for both motors: a scalar or one per
+    pose, ``(...)`` (as for :func:`axis_capacity` and :func:`pure_axis_capacity`).
+
     The set ``{Jᵀ τ : |τ_a| ≤ T, |τ_b| ≤ T}`` is a parallelogram; the vertices come in order around
     it: motor signs (+,+), (+,−), (−,−), (−,+).
     """

@@ -1,4 +1,4 @@
-"""Kinematics of the 2-RSU + U ankle (ankle_linkage.md §2–§4, §6): IK, Jacobian, FK, transmission.
+"""Kinematics of the 2-RSU + U ankle (ankle_linkage.md §2, §4, §6): closed-form IK, Jacobian, transmission.
 
 Conventions (batched over any leading shape ``...``; float32 or float64):
 
@@ -9,6 +9,8 @@ Conventions (batched over any leading shape ``...``; float32 or float64):
   real motors face opposite ways, so one of them reads ``−φ`` in its own convention; converting
   is the hardware layer's job, not this module's.
 * ``J = ∂φ/∂q``, ``(..., 2, 2)``, rows = motors (a, b), columns = (pitch, roll).
+
+The forward kinematics (Newton) lives in :mod:`linkage_lab.kinematics.rsu_fk`.
 """
 
 from __future__ import annotations

@@ -171,7 +171,9 @@ def forward_kinematics(
     In float64 with ``mixed_precision``, the first iterations run in float32 (until their
     predicted error is below :data:`MIXED_PRECISION_SWITCH_RAD`) and the last in float64, with
     the float64 test deciding convergence. Steps are clipped to ``max_step_rad`` per axis so a
-    poor guess cannot jump far. If ``motor_pos`` requires grad, the result carries
+    poor guess cannot jump far. A guess far outside the range can converge to the mirror
+    solution (the foot flipped over the cross, roll near ±180°): a true solution of the loop
+    closure, reported by ``in_range``. If ``motor_pos`` requires grad, the result carries
     ``∂q/∂φ = J⁻¹`` (one extra Newton step on ``IK(q) = φ`` with autograd on).
 
     Args:

@@ -54,9 +54,8 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
             default=limit_articulation_cfg(robot_cfg, "s3n_act", self.sim.dt),
             kin_only=limit_articulation_cfg(robot_cfg, "kin_only", self.sim.dt),
             s3n_act=limit_articulation_cfg(robot_cfg, "s3n_act", self.sim.dt),
+            s3n_full=limit_articulation_cfg(robot_cfg, "s3n_full", self.sim.dt),
         )
-        if (robot_cfg["s3n"].get("identified") or {}).get("mp_kgm2"):
-            self.scene.robot.s3n_full = limit_articulation_cfg(robot_cfg, "s3n_full", self.sim.dt)
         self.scene.env_spacing = 1.0
         # Physics: a small robot with four small feet needs few constraint rows.
         mjwarp = self.sim.physics.newton_mjwarp
