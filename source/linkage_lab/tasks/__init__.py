@@ -2,5 +2,5 @@
 
 from __future__ import annotations
 
-from linkage_lab.tasks import velocity  # noqa: F401  (registers LinkageLab-Velocity-*)
+from linkage_lab.tasks import sprint, velocity  # noqa: F401  (registers LinkageLab-*)
 from linkage_lab.tasks.registry import TASK_PREFIX, project_task_ids, require_task  # noqa: F401

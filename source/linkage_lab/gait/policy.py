@@ -1,0 +1,105 @@
+"""The scripted gaits as a policy: observations in, the task's actions out.
+
+It has the call signature of an exported policy (``policy(obs) -> actions``) so evaluation and the
+sprint run it like a learned one. What a learned policy gets in its observation, this one reads
+from the robot's own sensors as a real robot would: the IMU (orientation, pitch rate) and the
+base position (odometry) of the articulation, plus its own clock. Nothing here imports Isaac Lab;
+the env is only read.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from linkage_lab.gait.biped import BipedGait, BipedGaitCfg, TorsoState, marvin_gait_cfg
+from linkage_lab.gait.trot import TrotGait, TrotGaitCfg, limit_trot_cfg
+
+
+def quat_xyzw_to_rpy(quat: torch.Tensor) -> torch.Tensor:
+    """Roll, pitch, yaw (rad) of ``(x, y, z, w)`` quaternions, ``(..., 3)`` (ZYX convention)."""
+    x, y, z, w = quat.unbind(-1)
+    roll = torch.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
+    pitch = torch.asin((2 * (w * y - z * x)).clamp(-1.0, 1.0))
+    yaw = torch.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return torch.stack((roll, pitch, yaw), dim=-1)
+
+
+class ScriptedPolicy:
+    """A phase-based gait driving a task's joint-position actions.
+
+    Args:
+        env: The (wrapped or bare) Isaac Lab env; read only.
+        gait: A :class:`BipedGait` or :class:`TrotGait`; ``None`` picks the robot's default gait.
+        forward_speed_mps: The trot's forward speed; ``None`` follows the env's velocity command (m/s).
+        start_delay_s: Time the robot holds its crouch before stepping (s).
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        gait: BipedGait | TrotGait | None = None,
+        forward_speed_mps: float | None = None,
+        start_delay_s: float = 0.5,
+    ):
+        self.env = env.unwrapped
+        self.robot = self.env.scene["robot"]
+        term = self.env.action_manager.get_term("joint_pos")
+        self.joint_names = list(term._joint_names)
+        self._scale = torch.as_tensor(term._scale, device=self.env.device, dtype=torch.float32)
+        self._offset = torch.as_tensor(term._offset, device=self.env.device, dtype=torch.float32)
+        if gait is None:
+            gait = BipedGait(marvin_gait_cfg()) if "left_knee" in self.joint_names else TrotGait(limit_trot_cfg())
+        self.gait = gait
+        self.forward_speed_mps = forward_speed_mps
+        self.start_delay_s = start_delay_s
+        num_envs = self.env.num_envs
+        self.time_s = torch.zeros(num_envs, device=self.env.device, dtype=torch.float64)
+        self.lane_y_m = torch.zeros(num_envs, device=self.env.device, dtype=torch.float64)
+        self._needs_start = torch.ones(num_envs, dtype=torch.bool, device=self.env.device)
+
+    def reset(self, dones: torch.Tensor | None = None) -> None:
+        """Restart the clock (and lane) of the envs in ``dones`` (all when ``None``)."""
+        ids = slice(None) if dones is None else dones.bool()
+        self.time_s[ids] = 0.0
+        self._needs_start[ids] = True
+
+    def _torso(self) -> TorsoState:
+        data = self.robot.data
+        rpy = quat_xyzw_to_rpy(data.root_quat_w.torch.to(torch.float64))
+        pitch_rate = data.root_ang_vel_b.torch[:, 1].to(torch.float64)
+        pos = (data.root_pos_w.torch - self.env.scene.env_origins).to(torch.float64)
+        if self._needs_start.any():
+            self.lane_y_m = torch.where(self._needs_start, pos[:, 1], self.lane_y_m)
+            self._needs_start[:] = False
+        return TorsoState(rpy[:, 0], rpy[:, 1], rpy[:, 2], pitch_rate, pos[:, 0], pos[:, 1])
+
+    def joint_targets(self) -> torch.Tensor:
+        """Joint position targets (rad) in the action term's joint order, ``(num_envs, n)``."""
+        if isinstance(self.gait, BipedGait):
+            targets = self.gait.joint_targets(self.time_s, self._torso(), self.start_delay_s, self.lane_y_m)
+        else:
+            speed = self.forward_speed_mps
+            if speed is None:
+                speed = self.env.command_manager.get_command("base_velocity")[:, 0].to(torch.float64)
+            array = self.gait.joint_targets(self.time_s, speed, self.start_delay_s)
+            targets = dict(zip(self.gait.cfg.joint_names, array.unbind(-1)))
+        return torch.stack([targets[name] for name in self.joint_names], dim=-1).to(torch.float32)
+
+    def __call__(self, obs: torch.Tensor | None = None) -> torch.Tensor:
+        """Actions for this control step: ``(target − offset) / scale``; advances the clock."""
+        actions = (self.joint_targets() - self._offset) / self._scale
+        self.time_s += self.env.step_dt
+        return actions
+
+
+def describe(gait: BipedGait | TrotGait) -> dict[str, Any]:
+    """The gait's parameters as plain numbers (for metrics files)."""
+    cfg: BipedGaitCfg | TrotGaitCfg = gait.cfg
+    out: dict[str, Any] = {"gait": type(gait).__name__}
+    for key, value in vars(cfg).items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            out[key] = value
+    return out

@@ -1,0 +1,1 @@
+"""Per-robot sprint task configs."""
