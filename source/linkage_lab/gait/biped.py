@@ -299,3 +299,28 @@ class BipedGait:
             return target
         lower, upper = limits[name]
         return target.clamp(lower, upper)
+
+
+#: Marvin's sprint gait: the NAO-scaled start values with what simulation showed they need.
+#: Feet 5 cm behind the hip (the crouch otherwise tips backwards), a shallower crouch (the ankle
+#: otherwise sits on its 40° limit), weight shift from the first step (the first swing otherwise
+#: lifts an unweighted foot), ankle-roll feedback with the sign that rights the torso on a planted
+#: foot (the lesson's sign tipped it over), stronger pitch feedback.
+MARVIN_SPRINT_GAIT: dict[str, float] = {
+    "hip_height_m": 0.58,
+    "neutral_foot_x_m": -0.05,
+    "step_length_m": 0.25,
+    "step_height_m": 0.06,
+    "frequency_hz": 1.0,
+    "sway_amplitude_rad": 0.1,
+    "sway_ramp_time_s": 0.05,
+    "sway_phase_lead_rad": 1.0,
+    "roll_gain": -1.0,
+    "pitch_gain": 0.3,
+    "pitch_rate_gain_s": 0.1,
+}
+
+
+def marvin_sprint_gait_cfg(**overrides: Any) -> BipedGaitCfg:
+    """Marvin's sprint gait: :func:`marvin_gait_cfg` with :data:`MARVIN_SPRINT_GAIT` and ``overrides``."""
+    return marvin_gait_cfg(**{**MARVIN_SPRINT_GAIT, **overrides})

@@ -1,0 +1,157 @@
+"""Run one race of ``LinkageLab-Sprint-Marvin`` with any policy and referee it.
+
+The referee is :class:`~linkage_lab.gait.sprint.SprintTracker` (the rules of gait.md §4); the
+env's own terminations (fall, lane, finish) only stop the physics. The ankle torques the policy
+commands are replayed through the real linkage (:class:`~linkage_lab.evaluation.replay.AnkleReplay`),
+the same code ``linkage-lab eval`` uses.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from linkage_lab.io import save_figure_atomic, write_json_atomic
+
+TASK = "LinkageLab-Sprint-Marvin"
+
+
+@dataclass
+class RaceRecord:
+    """What one race produced."""
+
+    metrics: dict[str, Any]
+    path_xy: list[tuple[float, float]] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def _build_policy(spec: str, env: Any, agent_cfg: Any, gait_overrides: dict[str, Any] | None) -> tuple[Any, dict]:
+    """``scripted``, a checkpoint (``.pt`` or ``latest``) or an ONNX file."""
+    from linkage_lab.evaluation.policies import (
+        actor_groups,
+        load_checkpoint_policy,
+        load_onnx_policy,
+        resolve_checkpoint,
+    )
+
+    if spec == "scripted":
+        from linkage_lab.gait.biped import BipedGait, marvin_sprint_gait_cfg
+        from linkage_lab.gait.policy import ScriptedPolicy, describe
+
+        gait = BipedGait(marvin_sprint_gait_cfg(**(gait_overrides or {})))
+        return ScriptedPolicy(env, gait), {"policy": "scripted", **describe(gait)}
+    if spec.endswith(".onnx"):
+        obs_dim = env.unwrapped.observation_manager.group_obs_dim["policy"][0]
+        return load_onnx_policy(Path(spec), obs_dim), {"policy": "onnx", "path": str(Path(spec).resolve())}
+    path = resolve_checkpoint(spec, TASK, agent_cfg.experiment_name)
+    policy = load_checkpoint_policy(path, env, agent_cfg, task=None)
+    return policy, {"policy": "checkpoint", "path": str(path), "actor_groups": actor_groups(agent_cfg)}
+
+
+def run_race(
+    policy_spec: str = "scripted",
+    ankle: str = "box",
+    device: str | None = None,
+    gait_overrides: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> RaceRecord:
+    """Run one race headless and return its metrics (gait.md §4) plus the ankle replay summary."""
+    from tqdm import tqdm
+
+    from linkage_lab.evaluation.policies import actor_groups, actor_observation
+    from linkage_lab.evaluation.probe import AnkleTorqueProbe
+    from linkage_lab.evaluation.replay import marvin_ankle_replay
+    from linkage_lab.gait.sprint import SprintTracker
+    from linkage_lab.runtime import make_env
+    from linkage_lab.tasks.sprint.config.marvin.env_cfg import marvin_sprint_rules
+
+    rules = marvin_sprint_rules()
+    with make_env(TASK, num_envs=1, device=device, overrides=[f"presets={ankle}"]) as (env, agent_cfg):
+        unwrapped = env.unwrapped
+        policy, info = _build_policy(policy_spec, env, agent_cfg, gait_overrides)
+        groups = actor_groups(agent_cfg) if info["policy"] == "checkpoint" else ["policy"]
+        probe = AnkleTorqueProbe(env)
+        replay = marvin_ankle_replay()
+        tracker = SprintTracker(1, rules, device=unwrapped.device)
+        robot = unwrapped.scene["robot"]
+        obs, _ = env.reset()
+        path: list[tuple[float, float]] = []
+        max_steps = int(round(rules.time_limit_s / unwrapped.step_dt)) + 1
+        time_s = 0.0
+        with torch.inference_mode():
+            for step in tqdm(range(max_steps), desc="sprint", unit="step", disable=not progress, mininterval=2.0):
+                actions = policy(actor_observation(obs, groups))
+                pos = robot.data.root_pos_w.torch - unwrapped.scene.env_origins
+                obs, _, terminated, truncated, _ = env.step(actions)
+                time_s += unwrapped.step_dt
+                torque, pose = probe.latest()
+                replay.add(torque, pose, step)
+                if not (terminated.any() or truncated.any()):
+                    pos = robot.data.root_pos_w.torch - unwrapped.scene.env_origins
+                path.append((float(pos[0, 0]), float(pos[0, 1])))
+                done = tracker.update(time_s, pos)
+                if done.all():
+                    break
+                if terminated.any() or truncated.any():
+                    # The env stopped the physics (e.g. base contact) before the referee decided:
+                    # the torso is down, which the rules call a fall.
+                    tracker.update(time_s, torch.tensor([[pos[0, 0], pos[0, 1], -1.0]], device=pos.device))
+                    break
+        probe.close()
+        metrics = tracker.metrics(0)
+    metrics["ankle_replay"] = replay.summary()
+    info.update(ankle=ankle, task=TASK, fall_height_m=rules.fall_height_m, control_period_s=unwrapped.step_dt)
+    return RaceRecord(metrics, path, info)
+
+
+def plot_path(record: RaceRecord, path: Path, lane_half_width_m: float = 0.5, track_length_m: float = 10.0) -> Path:
+    """The torso path (x, y) over the lane, start and finish lines; PNG."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10, 3))
+    ax = fig.add_subplot(1, 1, 1)
+    xs = [p[0] for p in record.path_xy]
+    ys = [p[1] for p in record.path_xy]
+    start_x = xs[0] if xs else 0.0
+    ax.axhspan(-lane_half_width_m, lane_half_width_m, color="0.92", label="lane")
+    ax.axvline(start_x, color="green", lw=1, label="start")
+    ax.axvline(start_x + track_length_m, color="red", lw=1, label="finish")
+    ax.plot(xs, ys, color="C0", lw=1.5, label="torso path")
+    m = record.metrics
+    ax.set_title(
+        f"{record.info.get('policy')} / {record.info.get('ankle')} ankles: {m['ended_reason']} after "
+        f"{m['duration_s']:.1f} s, {m['distance_m']:.2f} m, {m['average_speed_mps']:.2f} m/s"
+    )
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
+    ax.set_xlim(start_x - 0.5, start_x + track_length_m + 0.5)
+    ax.set_ylim(-1.0, 1.0)
+    ax.legend(loc="upper right", fontsize=8)
+    return save_figure_atomic(fig, path)
+
+
+def write_race(record: RaceRecord, out_dir: Path) -> dict[str, Path]:
+    """Write ``metrics.json``, ``race.json`` (policy and gait details) and ``path.png`` into ``out_dir``.
+
+    The folder is assembled beside ``out_dir`` and renamed into place, so a failed write leaves
+    nothing half-written.
+    """
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        write_json_atomic(staging / "metrics.json", record.metrics)
+        write_json_atomic(staging / "race.json", record.info)
+        plot_path(record, staging / "path.png")
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        staging.rename(out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return {name: out_dir / name for name in ("metrics.json", "race.json", "path.png")}
