@@ -1,0 +1,131 @@
+"""``linkage-lab eval``: bounded headless evaluation of a checkpoint, an ONNX file or another policy type."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``eval`` command."""
+    parser = subparsers.add_parser(
+        "eval",
+        help="evaluate a policy for N episodes (headless, bounded): eval.json and ankle-replay plots",
+        description="Runs until N episodes have ended or the step cap, then writes DIR/eval.json (and, for "
+        "robots with linkage ankles, the ankle-torque replay plots). Trailing key=value tokens are hydra "
+        "overrides, e.g. presets=box env.commands.base_velocity.ranges.lin_vel_x=[0.5,0.5].",
+    )
+    parser.add_argument("--task", required=True, help="task id, e.g. LinkageLab-Velocity-Flat-Marvin")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--checkpoint",
+        default=None,
+        help="rsl-rl checkpoint: a model_<it>.pt, a run folder, or 'latest' (the task's latest run)",
+    )
+    source.add_argument("--onnx", type=Path, default=None, help="an exported policy.onnx")
+    parser.add_argument(
+        "--policy",
+        default=None,
+        help="policy type: checkpoint, onnx, or another registered type (default: from --checkpoint/--onnx)",
+    )
+    parser.add_argument("--episodes", type=int, default=10, help="completed episodes to collect (default 10)")
+    parser.add_argument("--num-envs", type=int, default=8, help="parallel envs (default 8)")
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        default=None,
+        help="control-step cap (default: enough for the episodes even if none ends early)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, help="output folder (default <run>/eval or outputs/eval/<task>)"
+    )
+    parser.add_argument("--device", default=None, help="cpu, cuda:0, ... (default: picked automatically)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=_eval, accepts_overrides=True)
+
+
+#: Namespace entries the request carries itself (or the parser's own), not passed on as loader options.
+_REQUEST_FIELDS = {"task", "checkpoint", "onnx", "func", "accepts_overrides", "command"}
+
+
+def _eval(args: argparse.Namespace, overrides: list[str]) -> int:
+    from linkage_lab.cli.main import CliError
+    from linkage_lab.evaluation.evaluate import EvalRequest, evaluate
+    from linkage_lab.evaluation.policies import POLICY_LOADERS, PolicyLoadError
+    from linkage_lab.runtime import OverrideError
+    from linkage_lab.tasks.registry import UnknownTaskError
+
+    policy = args.policy or ("checkpoint" if args.checkpoint else "onnx" if args.onnx else None)
+    if policy is None:
+        raise CliError("give a policy: --checkpoint PATH|latest, --onnx FILE or --policy NAME")
+    if policy not in POLICY_LOADERS:
+        raise CliError(f"unknown policy type {policy!r}; known: {', '.join(sorted(POLICY_LOADERS))}")
+    if policy == "checkpoint" and not args.checkpoint:
+        raise CliError("--policy checkpoint needs --checkpoint PATH|latest")
+    if policy == "onnx" and args.onnx is None:
+        raise CliError("--policy onnx needs --onnx FILE")
+    if args.episodes < 1 or args.num_envs < 1 or (args.max_steps is not None and args.max_steps < 1):
+        raise CliError("--episodes, --num-envs and --max-steps must be positive")
+    try:
+        checkpoint = _checked_checkpoint(args, overrides) if policy == "checkpoint" else None
+        request = EvalRequest(
+            task=args.task,
+            policy=policy,
+            checkpoint=checkpoint,
+            onnx=args.onnx,
+            episodes=args.episodes,
+            num_envs=args.num_envs,
+            max_steps=args.max_steps,
+            out_dir=args.out,
+            overrides=tuple(overrides),
+            device=args.device,
+            progress=not args.no_progress,
+            # Every option reaches the policy loader, so a new policy type can add its own flags.
+            options={k: v for k, v in vars(args).items() if k not in _REQUEST_FIELDS},
+        )
+        out_dir, report = evaluate(request)
+    except (UnknownTaskError, OverrideError, PolicyLoadError, NotADirectoryError) as exc:
+        raise CliError(str(exc)) from exc
+    print(format_summary(report))
+    print(f"report: {out_dir / 'eval.json'}")
+    return 0
+
+
+def _checked_checkpoint(args: argparse.Namespace, overrides: list[str]) -> Path:
+    """Resolve ``--checkpoint`` and check it can be read and belongs to the task, before building the env."""
+    from linkage_lab.evaluation.policies import read_checkpoint, resolve_checkpoint
+    from linkage_lab.runtime import resolve_configs
+
+    _, agent_cfg = resolve_configs(args.task, overrides, args.device)
+    checkpoint = resolve_checkpoint(args.checkpoint, args.task, agent_cfg.experiment_name)
+    read_checkpoint(checkpoint, args.task)
+    return checkpoint
+
+
+def format_summary(report: dict) -> str:
+    """A few lines of ``eval.json`` for the terminal."""
+
+    def num(value, fmt: str = ".3f") -> str:
+        return "n/a" if value is None else format(value, fmt)
+
+    length = report["episode_length"]
+    tracking = report.get("tracking") or {}
+    lines = [
+        f"{report['task']}: {report['episodes']} episodes in {report['steps']} steps "
+        f"× {report['num_envs']} envs "
+        f"(stopped by {report['stopped_by']})",
+        f"  return {num(report['return']['mean'])} ± {num(report['return']['std'])}, "
+        f"length {num(length['mean_s'], '.2f')} s, fall rate {num(report['fall_rate'], '.2f')}",
+        f"  tracking RMS: v_xy {num(tracking.get('lin_vel_xy_rms_mps'))} m/s, "
+        f"yaw rate {num(tracking.get('yaw_rate_rms_radps'))} rad/s; "
+        f"mean forward speed {num(tracking.get('mean_forward_speed_mps'))} m/s",
+    ]
+    replay = report.get("ankle_replay")
+    if replay:
+        overall = replay["overall"]
+        lines.append(
+            f"  ankle replay: {num(overall['fraction_outside'], '.1%')} of steps outside the motors' peak, "
+            f"worst |τ_m|/T_peak {num(overall['worst_ratio'], '.2f')}, "
+            f"{num(overall['fraction_above_rated'], '.1%')} above rated"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,229 @@
+"""Bounded headless evaluation of a policy on a task: ``eval.json`` and, for linkage ankles, the replay plots.
+
+The loop stops after the requested number of completed episodes or at a step cap, whichever comes
+first; it never runs open-ended. Statistics are taken once per control step, after ``env.step``:
+episode returns and lengths, velocity tracking and forward speed (envs whose episode ended at
+that step are left out: their state already belongs to the next episode), joint torques (the last
+physics substep's), and the ankle replay (the last substep's commanded torque at the pose it was
+commanded at, see :mod:`linkage_lab.evaluation.probe`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import torch
+
+from linkage_lab.evaluation.metrics import EpisodeStats, JointTorqueStats, TrackingStats
+from linkage_lab.evaluation.policies import POLICY_LOADERS, Policy, actor_groups, actor_observation
+from linkage_lab.evaluation.replay import AnkleReplay
+from linkage_lab.paths import REPO_ROOT
+
+#: Version of the ``eval.json`` layout.
+SCHEMA_VERSION = 1
+EVAL_FILE = "eval.json"
+SAMPLING = (
+    "once per control step, after env.step: the last physics substep's torques; the ankle replay "
+    "uses the linkage actuator's commanded torque (computed_effort, before motor limits) at the pose "
+    "the actuator computed it from"
+)
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    """What to evaluate.
+
+    Attributes:
+        task: Registered task id.
+        policy: Policy type, a key of :data:`~linkage_lab.evaluation.policies.POLICY_LOADERS`.
+        checkpoint: rsl-rl checkpoint file (already resolved), for ``policy="checkpoint"``.
+        onnx: ONNX file, for ``policy="onnx"``.
+        episodes: Completed episodes to collect.
+        num_envs: Parallel envs.
+        max_steps: Control-step cap; ``None``: enough for ``episodes`` even if none ends early.
+        out_dir: Output folder; ``None``: ``<run>/eval`` for a checkpoint, else ``outputs/eval/<task>``.
+        overrides: Hydra overrides for the task.
+        device: Device; ``None`` picks one.
+        progress: Show a progress bar.
+        options: Extra options passed on to the policy loader (as attributes of its ``args``).
+    """
+
+    task: str
+    policy: str = "checkpoint"
+    checkpoint: Path | None = None
+    onnx: Path | None = None
+    episodes: int = 10
+    num_envs: int = 8
+    max_steps: int | None = None
+    out_dir: Path | None = None
+    overrides: Sequence[str] = ()
+    device: str | None = None
+    progress: bool = True
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def default_out_dir(request: EvalRequest) -> Path:
+    """``<run dir>/eval`` for a checkpoint, else ``<repo>/outputs/eval/<task>``."""
+    if request.out_dir is not None:
+        return Path(request.out_dir)
+    if request.policy == "checkpoint" and request.checkpoint is not None:
+        return Path(request.checkpoint).resolve().parent / "eval"
+    return REPO_ROOT / "outputs" / "eval" / request.task
+
+
+def default_max_steps(episodes: int, num_envs: int, max_episode_length: int) -> int:
+    """Control steps after which ``episodes`` have surely ended: every env runs ``⌈N/M⌉`` full episodes."""
+    return math.ceil(episodes / num_envs) * max_episode_length + 1
+
+
+def evaluate(request: EvalRequest) -> tuple[Path, dict[str, Any]]:
+    """Build the env, load the policy, run the bounded loop and write the report folder.
+
+    Returns:
+        The output folder and the ``eval.json`` content.
+
+    Raises:
+        UnknownTaskError, OverrideError: Bad task id or override.
+        PolicyLoadError: The policy cannot be loaded for this task (nothing is written).
+        KeyError: Unknown policy type.
+    """
+    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
+
+    from linkage_lab.export.staging import staged_directory
+    from linkage_lab.runtime import make_env
+
+    if request.policy not in POLICY_LOADERS:
+        raise KeyError(f"unknown policy type {request.policy!r}; known: {', '.join(sorted(POLICY_LOADERS))}")
+    out_dir = default_out_dir(request)
+    with make_env(request.task, request.num_envs, request.device, request.overrides) as (env, agent_cfg):
+        wrapped = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
+        args = SimpleNamespace(
+            task=request.task, checkpoint=request.checkpoint, onnx=request.onnx, **request.options
+        )
+        policy = POLICY_LOADERS[request.policy](wrapped, agent_cfg, args)
+        report, replay = run_evaluation(wrapped, policy, agent_cfg, request)
+    report = {"task": request.task, "overrides": list(request.overrides), **report}
+    with staged_directory(out_dir) as staging:
+        write_report(staging, report, replay)
+    return out_dir, report
+
+
+def run_evaluation(
+    env: Any, policy: Policy, agent_cfg: Any, request: EvalRequest
+) -> tuple[dict[str, Any], AnkleReplay | None]:
+    """The bounded loop on an :class:`RslRlVecEnvWrapper`; returns the report (no task yet) and replay."""
+    from tqdm import tqdm
+
+    import linkage_lab
+    from linkage_lab.evaluation.robot_info import (
+        joint_effort_limits,
+        joint_index,
+        policy_joint_names,
+        robot_of,
+    )
+
+    unwrapped = env.unwrapped
+    robot = robot_of(env)
+    names = policy_joint_names(env)
+    columns = joint_index(robot, names)
+    max_steps = request.max_steps or default_max_steps(request.episodes, env.num_envs, env.max_episode_length)
+    episodes = EpisodeStats(env.num_envs, unwrapped.device)
+    tracking = TrackingStats()
+    torques = JointTorqueStats(len(names))
+    probe, replay = _ankle_replay(env)
+    groups = actor_groups(agent_cfg)
+    has_command = "base_velocity" in unwrapped.command_manager.active_terms
+    start = time.perf_counter()
+    steps = 0
+    obs = env.get_observations()
+    try:
+        with torch.inference_mode(), tqdm(total=max_steps, unit="step", disable=not request.progress, mininterval=2.0) as bar:
+            while steps < max_steps and episodes.completed < request.episodes:
+                actions = policy(actor_observation(obs, groups))
+                obs, reward, dones, extras = env.step(actions)
+                policy.reset(dones)
+                steps += 1
+                episodes.add(reward, dones, extras.get("time_outs"))
+                if has_command:
+                    tracking.add(
+                        unwrapped.command_manager.get_command("base_velocity"),
+                        robot.data.root_lin_vel_b.torch,
+                        robot.data.root_ang_vel_b.torch,
+                        ~dones.to(torch.bool),
+                    )
+                torques.add(
+                    robot.data.applied_torque.torch[:, columns], robot.data.computed_torque.torch[:, columns]
+                )
+                if probe is not None:
+                    replay.add(*probe.latest())
+                bar.update(1)
+                bar.set_postfix(episodes=f"{episodes.completed}/{request.episodes}", refresh=False)
+    finally:
+        if probe is not None:
+            probe.close()
+    summary = episodes.summary(unwrapped.step_dt)
+    report = {
+        "schema_version": SCHEMA_VERSION,
+        "linkage_lab_version": linkage_lab.__version__,
+        "policy": getattr(policy, "description", None) or {"type": request.policy},
+        "device": str(unwrapped.device),
+        "num_envs": env.num_envs,
+        "control_period_s": unwrapped.step_dt,
+        "episodes_requested": request.episodes,
+        "episodes": summary.pop("episodes"),
+        "steps": steps,
+        "max_steps": max_steps,
+        "stopped_by": "episodes" if episodes.completed >= request.episodes else "step_cap",
+        "wall_time_s": time.perf_counter() - start,
+        **summary,
+        "tracking": tracking.summary() if has_command else None,
+        "joint_torques": {
+            "sampling": SAMPLING,
+            "joints": torques.summary(names, joint_effort_limits(env, names)),
+        },
+        "ankle_replay": None if replay is None else {"sampling": SAMPLING, **replay.summary()},
+        "plots": [],
+    }
+    return report, replay
+
+
+def write_report(out_dir: Path, report: dict[str, Any], replay: AnkleReplay | None) -> list[Path]:
+    """Write the plots (when there is a replay) and ``eval.json`` into ``out_dir``."""
+    from linkage_lab.evaluation.plots import write_replay_plots
+    from linkage_lab.io import write_json_atomic
+
+    written = []
+    if replay is not None:
+        title = f"{report.get('task', '')}: {report['steps']} steps × {report['num_envs']} envs"
+        written = write_replay_plots(replay, out_dir, title=title)
+        report["plots"] = [p.name for p in written]
+    written.append(write_json_atomic(out_dir / EVAL_FILE, report))
+    return written
+
+
+def _ankle_replay(env: Any) -> tuple[Any, AnkleReplay | None]:
+    """The probe and replay for a robot with linkage ankles, else ``(None, None)``."""
+    from linkage_lab.evaluation.probe import AnkleTorqueProbe
+    from linkage_lab.evaluation.replay import marvin_ankle_replay
+    from linkage_lab.evaluation.robot_info import linkage_ankles, linkage_groups
+
+    ankles = linkage_ankles(env)
+    if not ankles:
+        return None, None
+    presets = {
+        g["transmission"].partition(":")[2] or "marvin"
+        for g in linkage_groups(env)
+        if g["transmission"].startswith("marvin_ankle")
+    }
+    replay = marvin_ankle_replay(preset=presets.pop() if len(presets) == 1 else "marvin")
+    probe = AnkleTorqueProbe(env)
+    if probe.names != replay.names:
+        probe.close()
+        raise ValueError(f"probe ankles {probe.names} do not match the replay's {replay.names}")
+    return probe, replay

@@ -1,0 +1,154 @@
+"""Running statistics of an evaluation: episodes, velocity tracking, joint torques (pure torch)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+
+class EpisodeStats:
+    """Per-env running return and length; records each episode when it ends.
+
+    Args:
+        num_envs: Number of parallel envs.
+        device: Device of the reward tensors.
+    """
+
+    def __init__(self, num_envs: int, device: str | torch.device = "cpu"):
+        self._return = torch.zeros(num_envs, dtype=torch.float64, device=device)
+        self._length = torch.zeros(num_envs, dtype=torch.long, device=device)
+        self.returns: list[float] = []
+        self.lengths: list[int] = []
+        self.timeouts = 0
+        self.falls = 0
+
+    @property
+    def completed(self) -> int:
+        """Episodes finished so far."""
+        return len(self.returns)
+
+    def add(self, reward: torch.Tensor, dones: torch.Tensor, time_outs: torch.Tensor | None) -> None:
+        """Add one control step: ``reward`` ``(num_envs,)``, ``dones`` and ``time_outs`` (bool-like)."""
+        self._return += reward.to(torch.float64)
+        self._length += 1
+        done = dones.to(torch.bool)
+        if not done.any():
+            return
+        timeout = torch.zeros_like(done) if time_outs is None else time_outs.to(torch.bool)
+        self.returns += self._return[done].tolist()
+        self.lengths += self._length[done].tolist()
+        self.timeouts += int((done & timeout).sum())
+        self.falls += int((done & ~timeout).sum())
+        self._return[done] = 0.0
+        self._length[done] = 0
+
+    def summary(self, step_dt_s: float) -> dict[str, Any]:
+        """Return (mean, std), episode length (steps and s) and the fall rate (``None`` without episodes).
+
+        Args:
+            step_dt_s: Control period (s).
+        """
+        n = self.completed
+        returns = torch.tensor(self.returns, dtype=torch.float64)
+        lengths = torch.tensor(self.lengths, dtype=torch.float64)
+        mean_steps = float(lengths.mean()) if n else None
+        return {
+            "episodes": n,
+            "return": {
+                "mean": float(returns.mean()) if n else None,
+                "std": float(returns.std(correction=0)) if n else None,
+            },
+            "episode_length": {
+                "mean_steps": mean_steps,
+                "mean_s": None if mean_steps is None else mean_steps * step_dt_s,
+                "std_steps": float(lengths.std(correction=0)) if n else None,
+            },
+            "falls": self.falls,
+            "timeouts": self.timeouts,
+            "fall_rate": self.falls / n if n else None,
+        }
+
+
+class TrackingStats:
+    """RMS velocity-tracking errors and the mean forward speed over the samples added."""
+
+    def __init__(self):
+        self.samples = 0
+        self._sum_lin_sq = 0.0
+        self._sum_yaw_sq = 0.0
+        self._sum_forward = 0.0
+        self._sum_forward_cmd = 0.0
+
+    def add(
+        self, command: torch.Tensor, lin_vel_b: torch.Tensor, ang_vel_b: torch.Tensor, mask: torch.Tensor
+    ) -> None:
+        """Add the envs selected by ``mask``.
+
+        Args:
+            command: ``(num_envs, 3)`` commanded (v_x, v_y, ω_z) in the base frame (m/s, m/s, rad/s).
+            lin_vel_b: ``(num_envs, 3)`` base linear velocity in the base frame (m/s).
+            ang_vel_b: ``(num_envs, 3)`` base angular velocity in the base frame (rad/s).
+            mask: ``(num_envs,)`` bool, the envs to count.
+        """
+        if not mask.any():
+            return
+        command, lin, ang = command[mask].double(), lin_vel_b[mask].double(), ang_vel_b[mask].double()
+        self.samples += int(mask.sum())
+        self._sum_lin_sq += float(((command[:, :2] - lin[:, :2]) ** 2).sum())
+        self._sum_yaw_sq += float(((command[:, 2] - ang[:, 2]) ** 2).sum())
+        self._sum_forward += float(lin[:, 0].sum())
+        self._sum_forward_cmd += float(command[:, 0].sum())
+
+    def summary(self) -> dict[str, Any]:
+        """``lin_vel_xy_rms_mps`` (RMS of ‖v_cmd,xy − v_xy‖), ``yaw_rate_rms_radps`` and mean speeds."""
+        n = self.samples
+        return {
+            "samples": n,
+            "lin_vel_xy_rms_mps": math.sqrt(self._sum_lin_sq / n) if n else None,
+            "yaw_rate_rms_radps": math.sqrt(self._sum_yaw_sq / n) if n else None,
+            "mean_forward_speed_mps": self._sum_forward / n if n else None,
+            "mean_commanded_forward_speed_mps": self._sum_forward_cmd / n if n else None,
+        }
+
+
+class JointTorqueStats:
+    """Peak and RMS joint torque per joint (applied, after limits) and the commanded peak (before)."""
+
+    def __init__(self, num_joints: int):
+        self.samples = 0
+        self._sum_sq = torch.zeros(num_joints, dtype=torch.float64)
+        self._peak = torch.zeros(num_joints, dtype=torch.float64)
+        self._commanded_peak = torch.zeros(num_joints, dtype=torch.float64)
+
+    def add(self, applied_nm: torch.Tensor, commanded_nm: torch.Tensor) -> None:
+        """Add ``(num_envs, num_joints)`` applied and commanded torques (N·m), in report joint order."""
+        applied = applied_nm.detach().to("cpu", torch.float64)
+        commanded = commanded_nm.detach().to("cpu", torch.float64)
+        self.samples += applied.shape[0]
+        self._sum_sq += (applied**2).sum(dim=0)
+        self._peak = torch.maximum(self._peak, applied.abs().amax(dim=0))
+        self._commanded_peak = torch.maximum(self._commanded_peak, commanded.abs().amax(dim=0))
+
+    def summary(self, names: list[str], limits: dict[str, Any]) -> list[dict[str, Any]]:
+        """One row per joint: ``name``, ``limit_nm``, ``limit_source``, ``peak_nm``, ``rms_nm``,
+        ``peak_ratio`` and ``rms_ratio`` (to the limit) and ``commanded_peak_nm``."""
+        rms = (self._sum_sq / max(self.samples, 1)).sqrt()
+        rows = []
+        for k, name in enumerate(names):
+            limit = limits[name].effort_nm
+            finite = math.isfinite(limit) and limit > 0
+            rows.append(
+                {
+                    "name": name,
+                    "limit_nm": limit if math.isfinite(limit) else None,
+                    "limit_source": limits[name].source,
+                    "peak_nm": float(self._peak[k]),
+                    "rms_nm": float(rms[k]),
+                    "peak_ratio": float(self._peak[k]) / limit if finite else None,
+                    "rms_ratio": float(rms[k]) / limit if finite else None,
+                    "commanded_peak_nm": float(self._commanded_peak[k]),
+                }
+            )
+        return rows

@@ -1,0 +1,310 @@
+"""Policies evaluation can run: an rsl-rl checkpoint, an exported ONNX file, and a registry for more.
+
+A policy maps the actor's observation — the actor's observation groups concatenated in order,
+``(num_envs, n_obs)`` — to actions ``(num_envs, n_actions)`` and is told which envs finished their
+episode (``reset(dones)``). :data:`POLICY_LOADERS` maps a name (``linkage-lab eval --policy NAME``)
+to ``loader(env, agent_cfg, args) -> Policy``; adding a policy type is one entry there.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+
+from linkage_lab.paths import LOG_DIR
+
+
+class PolicyLoadError(RuntimeError):
+    """A policy could not be loaded: missing, unreadable or not matching the task."""
+
+
+class Policy(Protocol):
+    """What the evaluation loop needs of a policy."""
+
+    #: JSON-ready description for reports (type, source file, ...); optional, the report falls
+    #: back to the policy type's name.
+    description: dict[str, Any]
+
+    def __call__(self, obs: torch.Tensor) -> torch.Tensor:
+        """Actions ``(num_envs, n_actions)`` for the actor observation ``(num_envs, n_obs)``."""
+
+    def reset(self, dones: torch.Tensor) -> None:
+        """Forget per-episode state of the envs where ``dones`` is set."""
+
+
+#: ``loader(env, agent_cfg, args) -> Policy``. ``env`` is the :class:`RslRlVecEnvWrapper` around the
+#: task's env (``env.unwrapped`` is the Isaac Lab env, for policies that read robot state);
+#: ``args`` carries the command's options (``checkpoint``, ``onnx``, ``task``, ...).
+PolicyLoader = Callable[[Any, Any, Any], Policy]
+
+
+def actor_groups(agent_cfg: Any) -> list[str]:
+    """Observation groups the actor reads, in order (rsl-rl ``obs_groups["actor"]``, default ``policy``)."""
+    groups = getattr(agent_cfg, "obs_groups", None) or {}
+    return list(groups.get("actor", ["policy"]))
+
+
+def actor_observation(obs: Any, groups: list[str]) -> torch.Tensor:
+    """Concatenate the actor's groups of an observation dict / TensorDict into ``(num_envs, n_obs)``."""
+    return torch.cat([obs[group] for group in groups], dim=-1)
+
+
+def resolve_checkpoint(spec: str | Path, task: str, experiment_name: str, log_root: Path = LOG_DIR) -> Path:
+    """A checkpoint file from ``spec``: a ``.pt`` file, a run folder (its latest model) or ``latest``.
+
+    ``latest`` is the highest-iteration model of the most recent run of the task's experiment
+    (``<log_root>/rsl_rl/<experiment>/<run>/model_<it>.pt``).
+
+    Raises:
+        PolicyLoadError: Nothing to load there.
+    """
+    from linkage_lab.training import latest_checkpoint, latest_run_dir
+
+    if str(spec) == "latest":
+        run_dir = latest_run_dir(experiment_name, log_root)
+        if run_dir is None:
+            raise PolicyLoadError(
+                f"no training runs of experiment {experiment_name!r} under {log_root / 'rsl_rl'}; "
+                f"train first: linkage-lab train --task {task}"
+            )
+        spec = run_dir
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        checkpoint = latest_checkpoint(path)
+        if checkpoint is None:
+            raise PolicyLoadError(f"run folder {path} holds no model_<iteration>.pt checkpoint")
+        return checkpoint
+    if not path.is_file():
+        raise PolicyLoadError(f"checkpoint {path} does not exist")
+    return path
+
+
+def read_checkpoint(path: Path, task: str | None = None) -> dict[str, Any]:
+    """Load an rsl-rl checkpoint on the CPU, checking it is one and, when its run says so, of ``task``.
+
+    Raises:
+        PolicyLoadError: Missing, unreadable (truncated, corrupt, not a PyTorch file), not an
+            rsl-rl checkpoint, or from a run of another task (the run's ``run.json``).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise PolicyLoadError(f"checkpoint {path} does not exist")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as exc:  # torch raises pickle, zip, EOF and runtime errors for damaged files
+        raise PolicyLoadError(
+            f"checkpoint {path} is not a readable PyTorch checkpoint (truncated or corrupt?): "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    if not isinstance(state, dict) or "actor_state_dict" not in state:
+        raise PolicyLoadError(f"checkpoint {path} is not an rsl-rl checkpoint (no 'actor_state_dict')")
+    trained_task = _run_task(path)
+    if task is not None and trained_task is not None and trained_task != task:
+        raise PolicyLoadError(f"checkpoint {path} was trained on task {trained_task}, not {task}")
+    return state
+
+
+def build_runner(env: Any, agent_cfg: Any) -> Any:
+    """An rsl-rl runner for ``env`` (an :class:`RslRlVecEnvWrapper`) without logging.
+
+    ``agent_cfg`` is copied before rsl-rl's version migration, which edits the config it gets.
+    """
+    from isaaclab_rl.rsl_rl import check_rsl_rl_version, create_rsl_rl_runner, handle_deprecated_rsl_rl_cfg
+
+    agent_cfg = handle_deprecated_rsl_rl_cfg(copy.deepcopy(agent_cfg), check_rsl_rl_version())
+    return create_rsl_rl_runner(env, agent_cfg)
+
+
+def load_runner(path: Path, env: Any, agent_cfg: Any, task: str | None = None) -> Any:
+    """An rsl-rl runner for ``env`` with the checkpoint at ``path`` loaded (on the agent's device).
+
+    Raises:
+        PolicyLoadError: As :func:`read_checkpoint`, or when the checkpoint's networks do not fit the
+            task's (observation or action size, architecture).
+    """
+    state = read_checkpoint(path, task)
+    runner = build_runner(env, agent_cfg)
+    _check_shapes(path, state["actor_state_dict"], runner.alg.get_policy().state_dict(), task)
+    try:
+        runner.load(str(path), map_location=agent_cfg.device)
+    except (RuntimeError, KeyError) as exc:
+        raise PolicyLoadError(f"checkpoint {path} does not fit {task or 'the task'}: {exc}") from exc
+    return runner
+
+
+class CheckpointPolicy:
+    """The deterministic actor of an rsl-rl runner (observation normaliser included).
+
+    Args:
+        runner: A runner with its checkpoint loaded.
+        group_sizes: ``[(group, size)]`` of the actor's observation groups, in order.
+        description: JSON-ready description.
+    """
+
+    def __init__(self, runner: Any, group_sizes: list[tuple[str, int]], description: dict[str, Any]):
+        self.runner = runner
+        self.model = runner.get_inference_policy(device=runner.device)
+        self.group_sizes = group_sizes
+        self.description = description
+
+    def __call__(self, obs: torch.Tensor) -> torch.Tensor:
+        from tensordict import TensorDict
+
+        groups = dict(
+            zip(
+                [g for g, _ in self.group_sizes],
+                obs.split([s for _, s in self.group_sizes], dim=-1),
+                strict=True,
+            )
+        )
+        return self.model(TensorDict(groups, batch_size=[obs.shape[0]]))
+
+    def reset(self, dones: torch.Tensor) -> None:
+        self.model.reset(dones)
+
+
+def load_checkpoint_policy(path: Path, env: Any, agent_cfg: Any, task: str | None = None) -> CheckpointPolicy:
+    """A :class:`CheckpointPolicy` from an rsl-rl checkpoint for ``env`` (an :class:`RslRlVecEnvWrapper`).
+
+    Raises:
+        PolicyLoadError: See :func:`load_runner`.
+    """
+    path = Path(path)
+    runner = load_runner(path, env, agent_cfg, task)
+    obs = env.get_observations()
+    sizes = [(group, int(obs[group].shape[-1])) for group in actor_groups(agent_cfg)]
+    iteration = getattr(runner, "current_learning_iteration", None)
+    return CheckpointPolicy(
+        runner, sizes, {"type": "checkpoint", "path": str(path.resolve()), "iteration": iteration}
+    )
+
+
+class OnnxPolicy:
+    """An ONNX actor run by onnxruntime on the CPU (input ``[batch, n_obs]``; a fixed batch of 1 is looped).
+
+    Args:
+        path: The ``.onnx`` file.
+
+    Raises:
+        PolicyLoadError: Missing or not loadable by onnxruntime.
+    """
+
+    def __init__(self, path: Path):
+        import onnxruntime as ort
+
+        path = Path(path)
+        if not path.is_file():
+            raise PolicyLoadError(f"ONNX file {path} does not exist")
+        try:
+            self.session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types for invalid models
+            raise PolicyLoadError(f"ONNX file {path} cannot be loaded: {exc}") from exc
+        (model_input,) = self.session.get_inputs()
+        self.input_name = model_input.name
+        batch, self.obs_dim = model_input.shape
+        self.fixed_batch = batch if isinstance(batch, int) else None
+        self.description = {"type": "onnx", "path": str(path.resolve())}
+
+    def __call__(self, obs: torch.Tensor) -> torch.Tensor:
+        array = obs.detach().to("cpu", torch.float32).numpy()
+        if self.fixed_batch == 1:
+            outputs = [
+                self.session.run(None, {self.input_name: array[i : i + 1]})[0] for i in range(len(array))
+            ]
+            result = torch.from_numpy(np.concatenate(outputs))
+        else:
+            result = torch.from_numpy(self.session.run(None, {self.input_name: array})[0])
+        return result.to(obs.device)
+
+    def reset(self, dones: torch.Tensor) -> None:
+        """Stateless (a feed-forward actor)."""
+
+
+def load_onnx_policy(path: Path, obs_dim: int | None = None) -> OnnxPolicy:
+    """An :class:`OnnxPolicy`, checked against the env's actor observation size ``obs_dim`` when given.
+
+    Raises:
+        PolicyLoadError: Missing, not loadable, or made for another observation size.
+    """
+    policy = OnnxPolicy(path)
+    if obs_dim is not None and isinstance(policy.obs_dim, int) and policy.obs_dim != obs_dim:
+        raise PolicyLoadError(
+            f"ONNX file {path} expects {policy.obs_dim} observations, "
+            f"the task's actor gets {obs_dim} (an export of another task?)"
+        )
+    return policy
+
+
+def _checkpoint_loader(env: Any, agent_cfg: Any, args: Any) -> Policy:
+    return load_checkpoint_policy(Path(args.checkpoint), env, agent_cfg, getattr(args, "task", None))
+
+
+def _onnx_loader(env: Any, agent_cfg: Any, args: Any) -> Policy:
+    obs_dim = int(actor_observation(env.get_observations(), actor_groups(agent_cfg)).shape[-1])
+    return load_onnx_policy(Path(args.onnx), obs_dim)
+
+
+def _scripted_loader(env: Any, agent_cfg: Any, args: Any) -> Policy:
+    """The robot's scripted gait (gait.md), reading the robot's sensors; the trot follows the command."""
+    from linkage_lab.gait.biped import BipedGait, marvin_sprint_gait_cfg
+    from linkage_lab.gait.policy import ScriptedPolicy
+
+    joint_names = env.unwrapped.action_manager.get_term("joint_pos")._joint_names
+    gait = BipedGait(marvin_sprint_gait_cfg()) if "left_knee" in joint_names else None
+    return ScriptedPolicy(env, gait)
+
+
+#: Policy types by name: ``loader(env, agent_cfg, args) -> Policy`` (see :data:`PolicyLoader`).
+POLICY_LOADERS: dict[str, PolicyLoader] = {
+    "checkpoint": _checkpoint_loader,
+    "onnx": _onnx_loader,
+    "scripted": _scripted_loader,
+}
+
+
+def _run_task(checkpoint: Path) -> str | None:
+    """The task id Isaac Lab recorded for the checkpoint's run (``run.json``), if any."""
+    run_file = checkpoint.parent / "run.json"
+    try:
+        return json.loads(run_file.read_text()).get("task")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _check_shapes(
+    path: Path, saved: dict[str, torch.Tensor], expected: dict[str, torch.Tensor], task: str | None
+) -> None:
+    """Raise :class:`PolicyLoadError` naming observation/action sizes when the actor does not fit."""
+    mismatched = sorted(
+        key
+        for key in set(saved) | set(expected)
+        if key not in saved or key not in expected or tuple(saved[key].shape) != tuple(expected[key].shape)
+    )
+    if not mismatched:
+        return
+    where = task or "the task"
+    saved_dims, task_dims = _io_dims(saved), _io_dims(expected)
+    if saved_dims != task_dims:
+        raise PolicyLoadError(
+            f"checkpoint {path} does not fit {where}: it was trained with {saved_dims[0]} observations and "
+            f"{saved_dims[1]} actions, {where} has {task_dims[0]} observations and {task_dims[1]} actions "
+            "(a checkpoint of another task?)"
+        )
+    raise PolicyLoadError(
+        f"checkpoint {path} does not fit {where}'s actor network (another architecture): "
+        f"missing, extra or reshaped parameters {mismatched}"
+    )
+
+
+def _io_dims(state: dict[str, torch.Tensor]) -> tuple[int | None, int | None]:
+    """(observation size, action size) of an MLP actor's state dict (first and last linear layer)."""
+    weights = [v for k, v in state.items() if k.startswith("mlp.") and k.endswith("weight") and v.ndim == 2]
+    if not weights:
+        return None, None
+    return int(weights[0].shape[1]), int(weights[-1].shape[0])

@@ -1,0 +1,220 @@
+"""Evaluation and export end to end: one 2-iteration training per robot, then eval, export and the errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.sim
+
+LIMIT = "LinkageLab-Velocity-Flat-Limit"
+MARVIN = "LinkageLab-Velocity-Flat-Marvin"
+#: Tiny training: 4 envs, 2 iterations of 16 steps.
+TRAIN_OVERRIDES = ["env.scene.num_envs=4", "agent.max_iterations=2", "agent.num_steps_per_env=16"]
+
+
+def _train(task: str, root):
+    from linkage_lab.training import train
+
+    result = train(task, TRAIN_OVERRIDES, device="cpu", log_root=root / "logs")
+    assert result.checkpoint is not None
+    return result.checkpoint
+
+
+@pytest.fixture(scope="module")
+def limit_checkpoint(tmp_path_factory):
+    return _train(LIMIT, tmp_path_factory.mktemp("limit"))
+
+
+@pytest.fixture(scope="module")
+def marvin_checkpoint(tmp_path_factory):
+    return _train(MARVIN, tmp_path_factory.mktemp("marvin"))
+
+
+@pytest.fixture(scope="module")
+def limit_bundle(limit_checkpoint, tmp_path_factory):
+    from linkage_lab.export.bundle import export_bundle
+
+    return export_bundle(LIMIT, limit_checkpoint, tmp_path_factory.mktemp("export") / "limit", device="cpu")
+
+
+def _check_report(report: dict, requested: int) -> None:
+    assert report["episodes"] >= requested or report["stopped_by"] == "step_cap"
+    assert report["steps"] <= report["max_steps"]
+    for key in ("return", "episode_length", "fall_rate", "tracking", "joint_torques", "policy"):
+        assert key in report
+    if report["episodes"]:
+        assert 0.0 <= report["fall_rate"] <= 1.0
+        assert report["falls"] + report["timeouts"] == report["episodes"]
+        assert report["episode_length"]["mean_s"] == pytest.approx(
+            report["episode_length"]["mean_steps"] * report["control_period_s"]
+        )
+    tracking = report["tracking"]
+    assert tracking["samples"] > 0 and tracking["lin_vel_xy_rms_mps"] >= 0.0
+    for row in report["joint_torques"]["joints"]:
+        assert row["limit_nm"] > 0 and row["peak_nm"] >= row["rms_nm"] >= 0.0
+
+
+def _onnx_actions(path, obs):
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return torch.cat([torch.from_numpy(session.run(None, {"obs": row[None].numpy()})[0]) for row in obs])
+
+
+def _reference_actor(checkpoint, obs):
+    """The actor from the checkpoint's weights by hand: normaliser (x − μ) / (σ + 0.01), ELU MLP, mean."""
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)["actor_state_dict"]
+    x = (obs - state["obs_normalizer._mean"]) / (state["obs_normalizer._std"] + 0.01)
+    layers = sorted({int(k.split(".")[1]) for k in state if k.startswith("mlp.")})
+    for k, index in enumerate(layers):
+        x = x @ state[f"mlp.{index}.weight"].T + state[f"mlp.{index}.bias"]
+        if k < len(layers) - 1:
+            x = torch.nn.functional.elu(x)
+    return x
+
+
+def _check_bundle(bundle, checkpoint) -> dict:
+    import onnx
+
+    policy = bundle.out_dir / "policy.onnx"
+    model = onnx.load(str(policy))
+    onnx.checker.check_model(model, full_check=True)
+    assert [i.name for i in model.graph.input] == ["obs"] and [o.name for o in model.graph.output] == [
+        "actions"
+    ]
+    props = {p.key: json.loads(p.value) for p in model.metadata_props}
+    metadata = json.loads((bundle.out_dir / "metadata.json").read_text())
+    assert props == metadata == json.loads(json.dumps(bundle.metadata))
+    assert (bundle.out_dir / "README.md").read_text().startswith("# Policy bundle")
+    assert bundle.parity_max_abs <= 1e-5
+    obs = torch.randn(16, metadata["observation_size"], generator=torch.Generator().manual_seed(1)) * 2.0
+    assert (_onnx_actions(policy, obs) - _reference_actor(checkpoint, obs)).abs().max() <= 1e-5
+    assert sum(t["size"] for t in metadata["observation_layout"]) == metadata["observation_size"]
+    assert not [p for p in bundle.out_dir.parent.iterdir() if p.name.startswith(".")], "staging left behind"
+    return metadata
+
+
+def test_limit_export_bundle_in_canonical_joint_order(limit_bundle, limit_checkpoint):
+    from linkage_lab.robots.limit_joints import JOINT_IDS, JOINT_NAMES
+
+    metadata = _check_bundle(limit_bundle, limit_checkpoint)
+    assert metadata["robot"] == "limit" and metadata["task"] == LIMIT
+    assert metadata["joint_names"] == list(JOINT_NAMES) and metadata["joint_ids"] == list(JOINT_IDS)
+    joint_terms = [t for t in metadata["observation_layout"] if "joint_names" in t]
+    assert joint_terms and all(t["joint_names"] == list(JOINT_NAMES) for t in joint_terms)
+    assert metadata["control_period_s"] == pytest.approx(0.02)
+    assert len(metadata["kp"]) == len(metadata["default_joint_pos"]) == 12
+    deploy = json.loads((limit_bundle.out_dir / "deploy.json").read_text())
+    assert [j["id"] for j in deploy["joints"]] == list(JOINT_IDS)
+
+
+def test_limit_eval_of_the_exported_onnx(limit_bundle, tmp_path):
+    from linkage_lab.evaluation.evaluate import EvalRequest, evaluate
+
+    request = EvalRequest(
+        task=LIMIT,
+        policy="onnx",
+        onnx=limit_bundle.out_dir / "policy.onnx",
+        episodes=2,
+        num_envs=4,
+        max_steps=60,
+        out_dir=tmp_path / "eval",
+        device="cpu",
+        progress=False,
+    )
+    out_dir, report = evaluate(request)
+    assert json.loads((out_dir / "eval.json").read_text()) == json.loads(json.dumps(report))
+    _check_report(report, 2)
+    assert report["policy"]["type"] == "onnx" and report["ankle_replay"] is None
+    assert [row["name"] for row in report["joint_torques"]["joints"]] == limit_bundle.metadata["joint_names"]
+
+
+def test_marvin_eval_replays_the_ankles(marvin_checkpoint, tmp_path):
+    from linkage_lab.evaluation.evaluate import EvalRequest, evaluate
+
+    request = EvalRequest(
+        task=MARVIN,
+        checkpoint=marvin_checkpoint,
+        episodes=4,
+        num_envs=4,
+        max_steps=150,
+        out_dir=tmp_path / "eval",
+        device="cpu",
+        progress=False,
+    )
+    out_dir, report = evaluate(request)
+    _check_report(report, 4)
+    replay = report["ankle_replay"]
+    assert replay["motor"] == {"peak_nm": 60.0, "rated_nm": 20.0}
+    assert set(replay["ankles"]) == {"left", "right"}
+    assert replay["overall"]["samples"] == report["steps"] * report["num_envs"]
+    for value in (replay["overall"]["fraction_outside"], replay["overall"]["fraction_above_rated"]):
+        assert 0.0 <= value <= 1.0
+    assert replay["overall"]["worst_ratio"] > 0.0
+    assert report["plots"] == ["ankle_motor_torque.png", "ankle_poses.png"]
+    for name in report["plots"]:
+        assert (out_dir / name).read_bytes()[:4] == b"\x89PNG"
+    print("marvin replay:", json.dumps(replay["overall"], indent=1))
+
+
+def test_marvin_export_bundle_with_the_ankle_bridge(marvin_checkpoint, tmp_path):
+    from linkage_lab.export.bundle import export_bundle
+    from linkage_lab.robots.marvin import JOINT_NAMES
+
+    bundle = export_bundle(MARVIN, marvin_checkpoint, tmp_path / "marvin", device="cpu")
+    metadata = _check_bundle(bundle, marvin_checkpoint)
+    assert metadata["robot"] == "marvin" and metadata["joint_names"] == list(JOINT_NAMES)
+    assert metadata["joint_ids"] is None and metadata["ankle_gain_mode"] == "host_torque"
+    bridge = [f for f in bundle.files if f.startswith("ankle_bridge/")]
+    assert bridge and all((bundle.out_dir / f).is_file() for f in bridge)
+
+
+def test_bad_checkpoints_and_task_ids_fail_clearly_and_write_nothing(
+    limit_checkpoint, marvin_checkpoint, tmp_path, capsys
+):
+    from linkage_lab.cli.main import main
+
+    garbage = tmp_path / "garbage" / "model_3.pt"
+    garbage.parent.mkdir()
+    garbage.write_bytes(b"\x80\x02this is not a checkpoint" * 10)
+    foreign_run = tmp_path / "marvin_run"
+    shutil.copytree(marvin_checkpoint.parent, foreign_run, ignore=shutil.ignore_patterns("events.*"))
+    bare = tmp_path / "bare" / "model_1.pt"  # the Marvin model without its run.json
+    bare.parent.mkdir()
+    shutil.copy(marvin_checkpoint, bare)
+    cases = [
+        (["eval", "--task", LIMIT, "--checkpoint", str(garbage)], "not a readable PyTorch checkpoint"),
+        (["export", "--task", LIMIT, "--checkpoint", str(garbage)], "not a readable PyTorch checkpoint"),
+        (
+            ["eval", "--task", LIMIT, "--checkpoint", str(foreign_run)],
+            f"trained on task {MARVIN}, not {LIMIT}",
+        ),
+        (
+            ["export", "--task", LIMIT, "--checkpoint", str(foreign_run)],
+            f"trained on task {MARVIN}, not {LIMIT}",
+        ),
+        (["eval", "--task", LIMIT, "--checkpoint", str(tmp_path / "none.pt")], "does not exist"),
+        (["eval", "--task", "LinkageLab-Nope", "--checkpoint", "latest"], "Linkage Lab tasks are: "),
+        (
+            ["export", "--task", "LinkageLab-Nope", "--checkpoint", "latest"],
+            "unknown task id 'LinkageLab-Nope'",
+        ),
+        (
+            ["eval", "--task", LIMIT, "--checkpoint", str(bare), "--num-envs", "1", "--no-progress"],
+            "trained with 60 observations and 16 actions",
+        ),
+    ]
+    for k, (argv, message) in enumerate(cases):
+        out = tmp_path / f"out{k}"
+        flag = [] if "--out" in argv else ["--out", str(out)]
+        assert main([*argv, *flag]) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err, (argv, err)
+        if "LinkageLab-Nope" in argv:
+            assert LIMIT in err and MARVIN in err
+        assert not out.exists(), argv
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(f".out{k}")], "staging left behind"
