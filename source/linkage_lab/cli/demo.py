@@ -35,18 +35,41 @@ def load_preset(name: str) -> dict:
 
 def _demo(args: argparse.Namespace) -> int:
     from linkage_lab.description.build import build_robot, buildable_robots
+    from linkage_lab.evaluation.evaluate import EvalRequest, evaluate
+    from linkage_lab.export.bundle import export_bundle
     from linkage_lab.training import train
 
     preset = load_preset(args.preset)
+    task, overrides = preset["task"], list(preset["overrides"])
+    evaluation = preset.get("eval", {})
     start = time.perf_counter()
-    print("[1/2] building robot assets")
+    print("[1/4] building robot assets", flush=True)
     for robot in buildable_robots():
         info = build_robot(robot)
         print(f"      {robot}: {'built' if info['rebuilt'] else 'up to date'}")
-    print(f"[2/2] training {preset['task']} ({' '.join(preset['overrides'])})")
-    result = train(preset["task"], list(preset["overrides"]))
+    print(f"[2/4] training {task} ({' '.join(overrides)})", flush=True)
+    result = train(task, overrides)
+    if result.checkpoint is None:
+        raise RuntimeError(f"training wrote no checkpoint in {result.log_dir}")
+    print(f"[3/4] evaluating {result.checkpoint.name} headless", flush=True)
+    # The env-size overrides of training do not apply to evaluation and export.
+    task_overrides = [o for o in overrides if not o.startswith(("agent.", "env.scene.num_envs="))]
+    eval_dir, report = evaluate(
+        EvalRequest(
+            task=task,
+            checkpoint=result.checkpoint,
+            episodes=int(evaluation.get("episodes", 8)),
+            num_envs=int(evaluation.get("num_envs", 8)),
+            overrides=tuple(task_overrides),
+        )
+    )
+    print(f"[4/4] exporting the policy for hardware", flush=True)
+    bundle = export_bundle(task, result.checkpoint, result.log_dir / "export", overrides=task_overrides)
     print()
     print(f"demo finished in {time.perf_counter() - start:.0f} s")
     print(f"  training logs (TensorBoard): {result.log_dir}")
     print(f"  checkpoint:                  {result.checkpoint}")
+    print(f"  evaluation:                  {eval_dir / 'eval.json'}")
+    print(f"    mean return {report['return']['mean']}, fall rate {report['fall_rate']}")
+    print(f"  hardware bundle:             {bundle.out_dir}")
     return 0
