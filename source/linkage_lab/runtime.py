@@ -41,6 +41,23 @@ def pick_device(requested: str | None = None) -> str:
     return "cpu"
 
 
+def configure_cpu_threads(device: str) -> int:
+    """Use one torch thread for a CPU simulation (``LINKAGE_LAB_TORCH_THREADS`` overrides it).
+
+    The simulation's tensors are small (a few hundred envs × a few joints); torch's intra-op
+    thread pool then costs far more than it saves, and on a busy 2-core machine its threads spin
+    against the physics: the ankle actuator's step measured 41 ms with 2 threads vs 1.2 ms with 1.
+
+    Returns:
+        The thread count in force.
+    """
+    import torch
+
+    if device == "cpu":
+        torch.set_num_threads(int(os.environ.get("LINKAGE_LAB_TORCH_THREADS", "1")))
+    return torch.get_num_threads()
+
+
 def validate_overrides(overrides: Sequence[str]) -> list[str]:
     """Check that every token looks like a hydra override; raise :class:`OverrideError` otherwise."""
     bad = [token for token in overrides if not _OVERRIDE_RE.match(token)]
@@ -147,6 +164,7 @@ def make_env(
     from isaaclab.app import launch_simulation
 
     env_cfg, agent_cfg = resolve_configs(task, overrides, device)
+    configure_cpu_threads(env_cfg.sim.device)
     if num_envs is not None:
         env_cfg.scene.num_envs = int(num_envs)
     if env_cfg_hook is not None:

@@ -56,9 +56,10 @@ def train(
     from isaaclab_rl.entrypoints.api import TrainingRequest
     from isaaclab_rl.entrypoints.api import train as isaaclab_train
 
-    from linkage_lab.runtime import pick_device, resolve_configs
+    from linkage_lab.runtime import configure_cpu_threads, pick_device, resolve_configs
 
     device = pick_device(device)
+    configure_cpu_threads(device)
     overrides = list(overrides)
     if not any(token.startswith("agent.device=") for token in overrides):
         overrides.append(f"agent.device={device}")

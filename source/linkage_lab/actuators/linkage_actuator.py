@@ -92,9 +92,8 @@ class LinkageActuator(ActuatorBase):
                 self._dt,
             )
             effort[:, index] = out.joint_torque
-            computed[:, index] = drive.transmission.joint_torque(
-                out.motor_torque_desired, joint_pos[:, index]
-            )
+            # The commanded joint torque before the motor limits (what the ankle replay reads).
+            computed[:, index] = (out.jacobian.transpose(-1, -2) @ out.motor_torque_desired.unsqueeze(-1)).squeeze(-1)
         if control_action.joint_efforts is not None:
             effort = effort + control_action.joint_efforts
         self.computed_effort = computed

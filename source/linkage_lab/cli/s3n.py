@@ -53,6 +53,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="q̈ fed to the explicit S3N torque: the previous step's (the paper's, default) or that plus "
         "the acceleration change of this step's actuator torque",
     )
+    validate.add_argument(
+        "--isaac",
+        action="store_true",
+        help="instead, the same chirp (0.1-10 Hz, 4 s unless --duration) on the Limit task's leg in Isaac "
+        "Lab (base fixed, targets every 5 ms physics step) under each model, against the standalone serial "
+        "leg with the task's own drive (its q̈ estimate too); prints their RMSE, pass/fail (exit 1 on fail)",
+    )
     validate.set_defaults(func=_validate)
 
 
@@ -90,6 +97,8 @@ def _table(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    if args.isaac:
+        return _validate_isaac(args)
     from dataclasses import replace
 
     from tqdm import tqdm
@@ -116,6 +125,25 @@ def _validate(args: argparse.Namespace) -> int:
         return 0
     _print_report(result, cfg, args.plot)
     return 0
+
+
+def _validate_isaac(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from linkage_lab.cli.main import CliError
+    from linkage_lab.validation.isaac_leg import IsaacConsistencyCfg, format_report, run_isaac_consistency
+
+    if args.dt is not None or args.plot:
+        raise CliError("--isaac runs at the task's own physics step and writes no plots: drop --dt/--plot")
+    if args.duration is not None and args.duration <= 0.0:
+        raise CliError("--duration must be positive")
+    cfg = IsaacConsistencyCfg()
+    with tqdm(total=2 * len(cfg.models) + 1, desc="s3n validate --isaac", unit="run", leave=False) as bar:
+        result = run_isaac_consistency(
+            duration_s=args.duration, progress=lambda label: (bar.set_postfix_str(label), bar.update())
+        )
+    print(json.dumps(result) if args.json else format_report(result))
+    return 0 if result["passed"] else 1
 
 
 def _print_report(result, cfg, plot_dir: str | None) -> None:

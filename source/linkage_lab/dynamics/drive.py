@@ -125,6 +125,8 @@ class DriveOutput:
     """Motor torques from the PD, before the limits."""
     s3n_joint_torque: torch.Tensor
     """Explicit S3N torque ``−X_M q̈_prev − X_D q̇``."""
+    jacobian: torch.Tensor | None = None
+    """``J(q)`` at this step's pose (rows motors, columns joints), for callers that map more torques."""
 
 
 class LinkageDrive:
@@ -290,7 +292,7 @@ class LinkageDrive:
         else:
             s3n_torque = -_matvec(self.explicit_inertia(joint_pos), acc)
             s3n_torque = s3n_torque - _matvec(self.explicit_damping(joint_pos), joint_vel)
-        return DriveOutput(actuator + s3n_torque, actuator, motor_torque, desired, s3n_torque)
+        return DriveOutput(actuator + s3n_torque, actuator, motor_torque, desired, s3n_torque, jacobian)
 
     # ----- internals -------------------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ def leg_actuator_cfg(cfg: dict[str, Any], model: str, physics_dt_s: float = 0.00
     The motor inertia, damping and (for ``s3n_full``) ``M_p`` are placeholders until the Limit is
     identified (see the ``s3n`` section of the config).
     """
-    from linkage_lab.dynamics.serial_leg import limit_leg_body
+    from linkage_lab.validation.standalone_leg import urdf_leg_body
 
     limits = cfg["joint_limits"]
     s3n = cfg["s3n"]
@@ -60,7 +60,8 @@ def leg_actuator_cfg(cfg: dict[str, Any], model: str, physics_dt_s: float = 0.00
         reflected_inertia_kgm2=list(s3n["reflected_inertia_kgm2"]),
         motor_damping_nms_per_rad=list(s3n["damping_nms_per_rad"]),
         mp_kgm2=[mp["m11"], mp["m12"], mp["m22"]],
-        serial_link_kgm2=list(limit_leg_body().serial_link_kgm2()),
+        # The serial tree's own link inertia, from the generated description the simulator loads.
+        serial_link_kgm2=list(urdf_leg_body()[0].serial_link_kgm2()),
         # At a 5 ms physics step the paper's previous-step acceleration leaves most of the S3N gain
         # on the table (49 % vs 98 % position-RMSE reduction in `linkage-lab s3n validate --dt 0.005`).
         acceleration_estimate="torque_predicted",
