@@ -83,9 +83,7 @@ def _check_bundle(bundle, checkpoint) -> dict:
     policy = bundle.out_dir / "policy.onnx"
     model = onnx.load(str(policy))
     onnx.checker.check_model(model, full_check=True)
-    assert [i.name for i in model.graph.input] == ["obs"] and [o.name for o in model.graph.output] == [
-        "actions"
-    ]
+    assert [i.name for i in model.graph.input] == ["obs"] and [o.name for o in model.graph.output] == ["actions"]
     props = {p.key: json.loads(p.value) for p in model.metadata_props}
     metadata = json.loads((bundle.out_dir / "metadata.json").read_text())
     assert props == metadata == json.loads(json.dumps(bundle.metadata))

@@ -15,7 +15,10 @@ def test_marvin_stands_two_seconds(ankle, build_env, zero_actions):
     from linkage_lab.robots.marvin import standing_height_m
 
     standing = standing_height_m(load_robot_config("marvin"))
-    with build_env(TASK, num_envs=2, overrides=(f"presets={ankle}", "env.events.push_robot=null")) as (env, _):
+    with build_env(TASK, num_envs=2, overrides=(f"presets={ankle}", "env.events.push_robot=null")) as (
+        env,
+        _,
+    ):
         unwrapped = env.unwrapped
         unwrapped.event_manager.cfg.reset_base.params["velocity_range"] = {}
         actuator = unwrapped.scene["robot"].actuators["ankles"]

@@ -131,11 +131,7 @@ def test_fk_matches_the_library_from_neutral_and_a_warm_start(bridge, side):
     assert np.abs(estimate - truth).max() < 1e-6 and last_step.max() < 1e-6
     # The previous tick: each crank up to its no-load speed × 20 ms away (random direction).
     generator = torch.Generator().manual_seed(5)
-    move = (
-        geometry.motor.speed_rads
-        * TICK_S
-        * (2 * torch.rand(len(poses), 2, generator=generator, dtype=F64) - 1)
-    )
+    move = geometry.motor.speed_rads * TICK_S * (2 * torch.rand(len(poses), 2, generator=generator, dtype=F64) - 1)
     previous = forward_kinematics(geometry, inverse_kinematics(geometry, poses) + move, poses)
     keep = (previous.converged & previous.in_range).numpy()
     assert keep.sum() > 100
@@ -166,8 +162,7 @@ def test_velocity_matches_finite_differences(bridge, side):
     joint_vel = 4 * torch.rand(len(poses), 2, dtype=F64, generator=generator) - 2
     step = 1e-6
     crank_vel = (
-        inverse_kinematics(geometry, poses + step * joint_vel)
-        - inverse_kinematics(geometry, poses - step * joint_vel)
+        inverse_kinematics(geometry, poses + step * joint_vel) - inverse_kinematics(geometry, poses - step * joint_vel)
     ) / (2 * step)
     estimate = run(sessions, side, "velocity", crank_vel=crank_vel, joint_pos=poses)[0]
     assert np.abs(estimate - joint_vel.numpy()).max() <= 1e-4

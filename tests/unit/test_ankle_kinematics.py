@@ -48,10 +48,7 @@ def reference_crank_angle(geometry, motor: int, pitch: float, roll: float) -> fl
     foot = _rot_y(-pitch) @ _rot_x(roll) @ foot0
 
     def gap(theta: float) -> float:
-        return (
-            np.linalg.norm(centre + radius * np.array([math.cos(theta), 0.0, math.sin(theta)]) - foot)
-            - length
-        )
+        return np.linalg.norm(centre + radius * np.array([math.cos(theta), 0.0, math.sin(theta)]) - foot) - length
 
     # The assembled branch: the root reached walking out from π (the rod-length gap changes
     # sign once within ±80° of the neutral angle on the assembled branch over this range).
@@ -110,9 +107,7 @@ def test_neutral_jacobian_by_hand():
         for joint in range(2):
             plus, minus = [0.0, 0.0], [0.0, 0.0]
             plus[joint], minus[joint] = h, -h
-            diff = reference_crank_angle(geometry, motor, *plus) - reference_crank_angle(
-                geometry, motor, *minus
-            )
+            diff = reference_crank_angle(geometry, motor, *plus) - reference_crank_angle(geometry, motor, *minus)
             expected[motor, joint] = diff / (2 * h)
     # The spec's sanity value, to its two decimals.
     assert expected == pytest.approx(np.array([[1.02, -0.67], [0.96, 0.67]]), abs=0.006)
@@ -130,8 +125,7 @@ def test_jacobian_matches_finite_differences(preset, side):
         step = torch.zeros(2, dtype=F64)
         step[joint] = h
         columns.append(
-            (inverse_kinematics(geometry, poses + step) - inverse_kinematics(geometry, poses - step))
-            / (2 * h)
+            (inverse_kinematics(geometry, poses + step) - inverse_kinematics(geometry, poses - step)) / (2 * h)
         )
     finite_diff = torch.stack(columns, dim=-1)
     assert torch.allclose(jacobian(geometry, poses), finite_diff, atol=1e-7, rtol=0)
@@ -174,17 +168,13 @@ def test_right_ankle_is_the_mirror_image():
     assert torch.allclose(crank_r, crank_l, atol=1e-13)
     assert torch.allclose(jac_r, jac_l * torch.tensor([1.0, -1.0], dtype=F64), atol=1e-12)
     neutral = jacobian(right, torch.zeros(2, dtype=F64))
-    assert neutral[:, 1].tolist() == pytest.approx(
-        (-jacobian(left, torch.zeros(2, dtype=F64))[:, 1]).tolist()
-    )
+    assert neutral[:, 1].tolist() == pytest.approx((-jacobian(left, torch.zeros(2, dtype=F64))[:, 1]).tolist())
 
 
 def test_unreachable_pose_raises_naming_motor_and_pose():
     geometry = load_ankle_geometry()
     poses = torch.tensor([[0.1, 0.0], [-1.4, 0.0]], dtype=F64)  # toes 80° down: a rod is too short
-    with pytest.raises(
-        UnreachablePoseError, match=r"rod [ab] cannot reach pose pitch=-80\.21°, roll=\+0\.00°"
-    ):
+    with pytest.raises(UnreachablePoseError, match=r"rod [ab] cannot reach pose pitch=-80\.21°, roll=\+0\.00°"):
         inverse_kinematics(geometry, poses)
     state = evaluate(geometry, poses)
     assert state.reachable[0].all() and not state.reachable[1].all()
@@ -236,9 +226,7 @@ def test_fk_reports_leaving_the_range_and_non_convergence():
     crank = torch.stack([inverse_kinematics(geometry, corner), torch.tensor([math.nan, 0.0], dtype=F64)])
     failed = forward_kinematics(geometry, crank, max_iter=1, mixed_precision=False)
     assert failed.converged.tolist() == [False, False]
-    with pytest.raises(
-        ForwardKinematicsError, match="did not converge for 2 of 2 ankles after 1 Newton steps"
-    ):
+    with pytest.raises(ForwardKinematicsError, match="did not converge for 2 of 2 ankles after 1 Newton steps"):
         failed.raise_if_failed(geometry)
     assert forward_kinematics(geometry, crank[:1]).converged.all()
 

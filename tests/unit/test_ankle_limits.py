@@ -160,6 +160,4 @@ def test_velocity_limits_through_the_jacobian():
     assert torch.allclose(limits.clamp_joint_velocity(jac, slow, speed), slow)
     curve = limits.torque_speed_limit(torch.tensor([0.0, speed / 2, speed, 2 * speed]), 60.0, speed)
     assert curve.tolist() == pytest.approx([60.0, 30.0, 0.0, 0.0])
-    assert math.isclose(
-        float(limits.torque_speed_limit(torch.tensor(10.0), 60.0, speed, stall_torque_nm=200.0)), 60.0
-    )
+    assert math.isclose(float(limits.torque_speed_limit(torch.tensor(10.0), 60.0, speed, stall_torque_nm=200.0)), 60.0)

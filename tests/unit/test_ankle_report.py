@@ -46,9 +46,7 @@ def test_json_schema(capsys):
     }
     assert report["preset"] == "marvin"
     assert report["motor"] == {"name": "RS03", "peak_nm": 60.0, "rated_nm": 20.0}
-    assert set(report["rod_length_mm"]) == {"a", "b"} and all(
-        map(_is_number, report["rod_length_mm"].values())
-    )
+    assert set(report["rod_length_mm"]) == {"a", "b"} and all(map(_is_number, report["rod_length_mm"].values()))
     assert set(report["crank_swing_deg"]) == {"min", "max"}
     worst = report["worst_transmission"]
     assert set(worst) == {"value", "motor", "pitch_deg", "roll_deg"} and worst["motor"] in ("a", "b")

@@ -116,9 +116,7 @@ def test_deploy_json_round_trip_and_defaults(tmp_path):
     # Gains as Isaac Lab writes them (regex dicts, numpy values), observation scales left at None.
     layout = [dict(term, scale=None) for term in LAYOUT]
     gains = {"kp": {".*_hip": 25.0, ".*_knee": np.float32(20.0), "fl_ankle": 12.0, ".*": 15.0}}
-    config = LimitDeployConfig.load(
-        write_deploy_config(tmp_path, metadata(observation_layout=layout, **gains))
-    )
+    config = LimitDeployConfig.load(write_deploy_config(tmp_path, metadata(observation_layout=layout, **gains)))
     assert config.kp[:6] == (25.0, 20.0, 12.0, 25.0, 20.0, 15.0)
     assert all(term.scale == 1.0 for term in config.observation)
 
@@ -251,9 +249,7 @@ def test_bad_sample_sets_name_the_id(export_dir):
     with pytest.raises(ValueError, match="13"):
         deployment.observation([*samples[:-1], replace(samples[-1], joint_id=13)], IMU, COMMAND)
     with pytest.raises(ValueError, match=r"joint id 8 \(rl_knee\)"):
-        deployment.observation(
-            [*samples[:7], replace(samples[7], pos_rad=float("nan")), *samples[8:]], IMU, COMMAND
-        )
+        deployment.observation([*samples[:7], replace(samples[7], pos_rad=float("nan")), *samples[8:]], IMU, COMMAND)
 
 
 def test_step_runs_the_policy_and_orders_targets_by_id(export_dir):

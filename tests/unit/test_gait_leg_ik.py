@@ -83,9 +83,7 @@ def test_foot_ahead_of_hip_stays_ahead_and_sole_flat(name):
     reach = thigh + shank
     for forward in (0.15 * reach, -0.15 * reach):
         target = (forward, 0.85 * reach)
-        angles = leg_ik(
-            torch.tensor(target[0]).double(), torch.tensor(target[1]).double(), thigh, shank, convention
-        )
+        angles = leg_ik(torch.tensor(target[0]).double(), torch.tensor(target[1]).double(), thigh, shank, convention)
         knee_pos, ankle_pos, foot_rot = _chain_fk(axes, thigh, shank, *(float(a) for a in angles[:3]))
         assert math.copysign(1.0, ankle_pos[0]) == math.copysign(1.0, forward)
         np.testing.assert_allclose([ankle_pos[0], -ankle_pos[2]], target, atol=1e-9)

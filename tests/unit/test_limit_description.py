@@ -29,9 +29,7 @@ def _floats(text):
 
 def test_links_and_joints(urdf):
     links = {link.get("name") for link in urdf.findall("link")}
-    expected_links = {"base_link"} | {
-        f"{leg}_{part}" for leg in LEGS for part in ("hip", "thigh", "shank", "foot")
-    }
+    expected_links = {"base_link"} | {f"{leg}_{part}" for leg in LEGS for part in ("hip", "thigh", "shank", "foot")}
     assert links == expected_links and len(links) == 17
     joints = {j.get("name"): j for j in urdf.findall("joint")}
     assert len(joints) == 16
@@ -84,9 +82,7 @@ def test_inertias_are_physical(urdf):
         ixx, iyy, izz = (float(inertia.get(k)) for k in ("ixx", "iyy", "izz"))
         assert min(ixx, iyy, izz) > 0
         # Triangle inequality of principal moments.
-        assert (
-            ixx + iyy >= izz * (1 - 1e-9) and iyy + izz >= ixx * (1 - 1e-9) and ixx + izz >= iyy * (1 - 1e-9)
-        )
+        assert ixx + iyy >= izz * (1 - 1e-9) and iyy + izz >= ixx * (1 - 1e-9) and ixx + izz >= iyy * (1 - 1e-9)
 
 
 def test_feet_are_the_only_leg_collisions(urdf):
@@ -104,9 +100,7 @@ def test_feet_are_the_only_leg_collisions(urdf):
 
 def test_committed_assets_are_current():
     reasons = staleness("limit")
-    assert reasons == [], (
-        f"assets/limit is out of date ({'; '.join(reasons)}): run `linkage-lab assets build`"
-    )
+    assert reasons == [], f"assets/limit is out of date ({'; '.join(reasons)}): run `linkage-lab assets build`"
 
 
 def test_usd_has_floating_base_and_no_external_references():

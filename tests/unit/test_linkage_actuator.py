@@ -34,7 +34,9 @@ def finite_difference_jacobian(transmission, pose: torch.Tensor, eps: float = 1e
     for k in range(2):
         step = torch.zeros(2, dtype=torch.float64)
         step[k] = eps
-        columns.append((transmission.motor_position(pose + step) - transmission.motor_position(pose - step)) / (2 * eps))
+        columns.append(
+            (transmission.motor_position(pose + step) - transmission.motor_position(pose - step)) / (2 * eps)
+        )
     return torch.stack(columns, dim=-1)
 
 

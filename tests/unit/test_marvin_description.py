@@ -147,9 +147,9 @@ def test_standing_geometry_in_zero_pose(joints, links, side):
 @pytest.mark.parametrize("side", SIDES)
 def test_ankle_axes_intersect(joints, side):
     assert _floats(joints[f"{side}_ankle_roll"].find("origin").get("xyz")).tolist() == [0, 0, 0]
-    assert joints[f"{side}_ankle_roll"].find("parent").get("link") == joints[f"{side}_ankle_pitch"].find(
-        "child"
-    ).get("link")
+    assert joints[f"{side}_ankle_roll"].find("parent").get("link") == joints[f"{side}_ankle_pitch"].find("child").get(
+        "link"
+    )
 
 
 @pytest.mark.parametrize("side", SIDES)
@@ -179,16 +179,12 @@ def test_inertias_are_physical(links):
         inertia = link.find("inertial/inertia")
         ixx, iyy, izz = (float(inertia.get(k)) for k in ("ixx", "iyy", "izz"))
         assert min(ixx, iyy, izz) > 0
-        assert (
-            ixx + iyy >= izz * (1 - 1e-9) and iyy + izz >= ixx * (1 - 1e-9) and ixx + izz >= iyy * (1 - 1e-9)
-        )
+        assert ixx + iyy >= izz * (1 - 1e-9) and iyy + izz >= ixx * (1 - 1e-9) and ixx + izz >= iyy * (1 - 1e-9)
 
 
 def test_committed_assets_are_current():
     reasons = staleness("marvin")
-    assert reasons == [], (
-        f"assets/marvin is out of date ({'; '.join(reasons)}): run `linkage-lab assets build marvin`"
-    )
+    assert reasons == [], f"assets/marvin is out of date ({'; '.join(reasons)}): run `linkage-lab assets build marvin`"
 
 
 def test_usd_has_floating_base_and_no_external_references():
@@ -228,8 +224,6 @@ def _linkage_lab_imports(module: str, package_dir: Path, seen: set[str]) -> set[
 
 
 def test_generator_is_free_of_isaac_lab():
-    imported = _linkage_lab_imports(
-        "linkage_lab.description.marvin", Path(linkage_lab.__file__).parent, set()
-    )
+    imported = _linkage_lab_imports("linkage_lab.description.marvin", Path(linkage_lab.__file__).parent, set())
     assert "linkage_lab" in imported  # the walk did follow the imports
     assert not {"isaaclab", "isaacsim", "omni"} & imported

@@ -23,9 +23,7 @@ def finite_difference_jacobian(transmission, pose: torch.Tensor, h: float = 1e-6
     for j in range(2):
         step = torch.zeros(2, dtype=F64)
         step[j] = h
-        columns.append(
-            (transmission.motor_position(pose + step) - transmission.motor_position(pose - step)) / (2 * h)
-        )
+        columns.append((transmission.motor_position(pose + step) - transmission.motor_position(pose - step)) / (2 * h))
     return torch.stack(columns, dim=-1)
 
 
@@ -91,9 +89,7 @@ def test_counts_and_extremes_match_the_constructed_trace():
     assert overall["samples"] == samples
     assert overall["outside_samples"] == int(outside.any(-1).sum())
     assert overall["fraction_above_rated"] == pytest.approx(float(rated.any(-1).float().mean()))
-    assert overall["worst_ratio"] == pytest.approx(
-        float((motor.abs().amax(dim=(-1, -2)) / PEAK).max()), rel=1e-6
-    )
+    assert overall["worst_ratio"] == pytest.approx(float((motor.abs().amax(dim=(-1, -2)) / PEAK).max()), rel=1e-6)
 
 
 def test_constant_transmission_by_hand_and_single_sample_shape():

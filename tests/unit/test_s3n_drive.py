@@ -35,9 +35,7 @@ class WarpedLeg(Transmission):
     def jacobian(self, joint_pos):
         q1, q2 = joint_pos[..., 0], joint_pos[..., 1]
         one = torch.ones_like(q1)
-        return torch.stack(
-            [torch.stack([one, 0.1 * torch.cos(q2)], -1), torch.stack([0.4 * q1, one], -1)], dim=-2
-        )
+        return torch.stack([torch.stack([one, 0.1 * torch.cos(q2)], -1), torch.stack([0.4 * q1, one], -1)], dim=-2)
 
     def joint_position(self, motor_pos, joint_pos_guess=None):
         raise NotImplementedError

@@ -17,12 +17,8 @@ def torques(pos, vel, acc):
     m11, m12, m22 = TRUE["m11"], TRUE["m12"], TRUE["m22"]
     (b1, b2), (g1, g2) = TRUE["b"], TRUE["g"]
     alpha = pos[:, 1] - pos[:, 0]
-    hip = (
-        m11 * acc[:, 0] + m12 * (np.cos(alpha) * acc[:, 1] - np.sin(alpha) * vel[:, 1] ** 2) + b1 * vel[:, 0]
-    )
-    knee = (
-        m22 * acc[:, 1] + m12 * (np.cos(alpha) * acc[:, 0] + np.sin(alpha) * vel[:, 0] ** 2) + b2 * vel[:, 1]
-    )
+    hip = m11 * acc[:, 0] + m12 * (np.cos(alpha) * acc[:, 1] - np.sin(alpha) * vel[:, 1] ** 2) + b1 * vel[:, 0]
+    knee = m22 * acc[:, 1] + m12 * (np.cos(alpha) * acc[:, 0] + np.sin(alpha) * vel[:, 0] ** 2) + b2 * vel[:, 1]
     return np.stack([hip + g1 * np.sin(pos[:, 0]), knee + g2 * np.sin(pos[:, 1])], axis=1)
 
 
@@ -58,9 +54,7 @@ def test_recovers_parameters_from_a_simulated_trajectory():
         time = k * dt
         tau = np.array([1.5 * np.sin(2 * np.pi * 2.3 * time), 0.8 * np.sin(2 * np.pi * 3.7 * time + 1.0)])
         alpha = pos[1] - pos[0]
-        inertia = np.array(
-            [[TRUE["m11"], TRUE["m12"] * np.cos(alpha)], [TRUE["m12"] * np.cos(alpha), TRUE["m22"]]]
-        )
+        inertia = np.array([[TRUE["m11"], TRUE["m12"] * np.cos(alpha)], [TRUE["m12"] * np.cos(alpha), TRUE["m22"]]])
         rest = torques(pos[None], vel[None], np.zeros((1, 2)))[0]
         acc = np.linalg.solve(inertia, tau - rest)
         log_pos.append(pos.copy())

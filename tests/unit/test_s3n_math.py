@@ -81,24 +81,16 @@ def test_paper_matrices_at_90_degrees():
     reflected = t([0.0162, 0.0162])
     m_p = mp_matrix(alpha, 0.04793, 0.005413, 0.02368)
     # M_act,norm = M_link + [[J̄₁ + J̄₂, J̄₂], [J̄₂, J̄₂]] = [[0.05678, 0.01852], [0.01852, 0.01852]].
-    torch.testing.assert_close(
-        m_act_norm(m_link, J_LEG, reflected), t([[0.05678, 0.01852], [0.01852, 0.01852]])
-    )
+    torch.testing.assert_close(m_act_norm(m_link, J_LEG, reflected), t([[0.05678, 0.01852], [0.01852, 0.01852]]))
     # Jᵀ M_p J at cos α = 0: [[M₁₁ + M₂₂, M₂₂], [M₂₂, M₂₂]] = [[0.07161, 0.02368], [0.02368, 0.02368]].
-    torch.testing.assert_close(
-        delta_m_link(m_p, m_link, J_LEG, reflected), t([[0.01483, 0.00516], [0.00516, 0.00516]])
-    )
-    torch.testing.assert_close(
-        m_norm(m_link, J_LEG, reflected, m_p), t([[0.07161, 0.02368], [0.02368, 0.02368]])
-    )
+    torch.testing.assert_close(delta_m_link(m_p, m_link, J_LEG, reflected), t([[0.01483, 0.00516], [0.00516, 0.00516]]))
+    torch.testing.assert_close(m_norm(m_link, J_LEG, reflected, m_p), t([[0.07161, 0.02368], [0.02368, 0.02368]]))
     torch.testing.assert_close(m_norm(m_link, J_LEG, reflected), t([[0.05678, 0.01852], [0.01852, 0.01852]]))
 
 
 def test_d_norm_adds_delta_d_act():
     d_serial = t([[0.0972, 0.0], [0.0, 0.0972]])
-    torch.testing.assert_close(
-        d_norm(d_serial, J_LEG, t([0.0972, 0.0972])), t([[0.1944, 0.0972], [0.0972, 0.0972]])
-    )
+    torch.testing.assert_close(d_norm(d_serial, J_LEG, t([0.0972, 0.0972])), t([[0.1944, 0.0972], [0.0972, 0.0972]]))
 
 
 def test_integrated_inertia_paper_preset_at_60_degrees():

@@ -65,9 +65,7 @@ def test_loop_closure_holds_under_pd_motion():
     worst_gap, worst_branch = 0.0, 0.0
     for step in range(1500):
         time = step * oracle.cfg.timestep_s
-        wiggle = np.array(
-            [0.3 * math.sin(2 * math.pi * 3.0 * time), 0.4 * math.sin(2 * math.pi * 5.0 * time)]
-        )
+        wiggle = np.array([0.3 * math.sin(2 * math.pi * 3.0 * time), 0.4 * math.sin(2 * math.pi * 5.0 * time)])
         torque = np.clip(50.0 * (target + wiggle - oracle.motor_pos) - 1.5 * oracle.motor_vel, -10.0, 10.0)
         oracle.step(torque)
         worst_gap = max(worst_gap, oracle.constraint_violation_m())

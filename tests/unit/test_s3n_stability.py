@@ -20,9 +20,7 @@ pytestmark = pytest.mark.unit
 STANDING = torch.tensor([0.6, -1.2], dtype=torch.float64)
 
 
-def hold_standing_pose(
-    drive: LinkageDrive, dt: float, duration_s: float = 1.0, legs: int = 16
-) -> torch.Tensor:
+def hold_standing_pose(drive: LinkageDrive, dt: float, duration_s: float = 1.0, legs: int = 16) -> torch.Tensor:
     """Start legs off the standing pose with random rates and hold the pose with the drive.
 
     Returns:

@@ -31,9 +31,7 @@ def test_ik_recovers_random_leg_angles(marvin, side):
     for _ in range(20):
         values = rng.uniform(lows, highs)
         joint_pos = {f"{side}_{n}": float(v) for n, v in zip(names, values, strict=True)}
-        pelvis = axis_rotation((0, 1, 0), rng.uniform(-0.4, 0.4)) @ axis_rotation(
-            (1, 0, 0), rng.uniform(-0.2, 0.2)
-        )
+        pelvis = axis_rotation((0, 1, 0), rng.uniform(-0.4, 0.4)) @ axis_rotation((1, 0, 0), rng.uniform(-0.2, 0.2))
         frames = marvin.forward_kinematics(joint_pos, pelvis, (0.1, -0.2, 0.7))
         foot = frames[f"{side}_foot"]
         angles = leg_inverse_kinematics(

@@ -89,9 +89,7 @@ def test_ankle_cap_makes_the_torso_lean(tree, pose):
 
 def test_motor_torques_reproduce_the_demand(result):
     jac = torch.tensor(result["jacobian"], dtype=torch.float64)
-    motor = torch.tensor(
-        [result["motor_torque_nm"]["a"], result["motor_torque_nm"]["b"]], dtype=torch.float64
-    )
+    motor = torch.tensor([result["motor_torque_nm"]["a"], result["motor_torque_nm"]["b"]], dtype=torch.float64)
     demand = jac.T @ motor
     assert demand.tolist() == pytest.approx([result["demand_nm"]["pitch"], result["demand_nm"]["roll"]])
     largest = max(abs(v) for v in result["motor_torque_nm"].values())

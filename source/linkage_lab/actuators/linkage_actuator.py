@@ -46,9 +46,7 @@ class LinkageActuator(ActuatorBase):
             raise ValueError("LinkageActuatorCfg: one transmission name per coupled joint group is required")
         missing = sorted({n for group in cfg.coupled_joints for n in group} - set(joint_names))
         if missing:
-            raise ValueError(
-                f"LinkageActuatorCfg: coupled joints {missing} are not in the group {joint_names}"
-            )
+            raise ValueError(f"LinkageActuatorCfg: coupled joints {missing} are not in the group {joint_names}")
         # Groups sharing a transmission run as one batch: (num_envs, n_groups, n).
         self._batches: list[tuple[LinkageDrive, torch.Tensor]] = []
         for name in dict.fromkeys(cfg.transmissions):

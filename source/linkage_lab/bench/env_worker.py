@@ -21,9 +21,7 @@ def measure(task: str, num_envs: int, steps: int, warmup: int, overrides: list[s
     with make_env(task, num_envs=num_envs, overrides=overrides) as (env, _):
         unwrapped = env.unwrapped
         env.reset()
-        actions = torch.zeros(
-            unwrapped.num_envs, unwrapped.action_manager.total_action_dim, device=unwrapped.device
-        )
+        actions = torch.zeros(unwrapped.num_envs, unwrapped.action_manager.total_action_dim, device=unwrapped.device)
         for _ in range(warmup):
             env.step(actions)
         start = time.perf_counter()

@@ -18,9 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="Rod lengths, crank swing, transmission, J, torque capacities and rod forces over the range.",
     )
     report.add_argument("--preset", default="marvin", help="geometry preset (default: marvin)")
-    report.add_argument(
-        "--motor", default=None, help="motor model, e.g. rs03, rs06, rs04 (default: the preset's)"
-    )
+    report.add_argument("--motor", default=None, help="motor model, e.g. rs03, rs06, rs04 (default: the preset's)")
     report.add_argument(
         "--demand",
         nargs=2,
@@ -38,9 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="pose of the torque diamond in deg (default: the worst-transmission pose)",
     )
     report.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    report.add_argument(
-        "--plot", type=Path, default=None, metavar="DIR", help="write the PNG pictures into DIR"
-    )
+    report.add_argument("--plot", type=Path, default=None, metavar="DIR", help="write the PNG pictures into DIR")
     report.set_defaults(func=run_report)
 
 

@@ -17,9 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Trailing key=value tokens are hydra overrides applied to every variant.",
     )
     env.add_argument("--task", required=True, help="task id, e.g. LinkageLab-Velocity-Flat-Limit")
-    env.add_argument(
-        "--num-envs", type=int, nargs="+", default=[64], help="one or more env counts (default 64)"
-    )
+    env.add_argument("--num-envs", type=int, nargs="+", default=[64], help="one or more env counts (default 64)")
     env.add_argument(
         "--variant",
         action="append",
@@ -35,9 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     env.set_defaults(func=_bench_env, accepts_overrides=True)
 
     ankle = sub.add_parser("ankle", help="IK+Jacobian and FK timings for a batch of ankles")
-    ankle.add_argument(
-        "--num-ankles", type=int, default=8192, help="batch size (default 8192 = 4096 envs x 2)"
-    )
+    ankle.add_argument("--num-ankles", type=int, default=8192, help="batch size (default 8192 = 4096 envs x 2)")
     ankle.add_argument("--repeats", type=int, default=50)
     ankle.add_argument("--json", action="store_true", help="print one JSON object")
     ankle.set_defaults(func=_bench_ankle)
@@ -68,9 +64,7 @@ def _bench_env(args: argparse.Namespace, overrides: list[str]) -> int:
             variants[name] = validate_overrides(variants[name] + overrides)
     except (UnknownTaskError, OverrideError) as exc:
         raise CliError(str(exc)) from exc
-    rows = run_variants(
-        args.task, args.num_envs, variants, args.steps, args.warmup, args.rounds, not args.json
-    )
+    rows = run_variants(args.task, args.num_envs, variants, args.steps, args.warmup, args.rounds, not args.json)
     print(json.dumps({"results": rows}, indent=2) if args.json else format_rows(rows))
     return 0
 

@@ -16,9 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "demo",
         help="the main job: assets -> short PPO training -> evaluation -> export (configs/experiments/demo.yaml)",
     )
-    parser.add_argument(
-        "--preset", default="demo", help="experiment preset under configs/experiments (default: demo)"
-    )
+    parser.add_argument("--preset", default="demo", help="experiment preset under configs/experiments (default: demo)")
     parser.set_defaults(func=_demo)
 
 
@@ -63,7 +61,7 @@ def _demo(args: argparse.Namespace) -> int:
             overrides=tuple(task_overrides),
         )
     )
-    print(f"[4/4] exporting the policy for hardware", flush=True)
+    print("[4/4] exporting the policy for hardware", flush=True)
     bundle = export_bundle(task, result.checkpoint, result.log_dir / "export", overrides=task_overrides)
     print()
     print(f"demo finished in {time.perf_counter() - start:.0f} s")

@@ -24,9 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--out", type=Path, required=True, help="bundle folder (replaced if it exists)")
     parser.add_argument("--device", default=None, help="cpu, cuda:0, ... (default: picked automatically)")
-    parser.add_argument(
-        "--skip-deploy", action="store_true", help="no robot-side files (ankle bridge, deploy config)"
-    )
+    parser.add_argument("--skip-deploy", action="store_true", help="no robot-side files (ankle bridge, deploy config)")
     parser.set_defaults(func=_export, accepts_overrides=True)
 
 

@@ -52,9 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="trailing foot above the lower floor in m (default: 0, touching)",
     )
-    pose.add_argument(
-        "--swing-knee", type=float, default=None, help="trailing knee bend in rad (default: 0, straight)"
-    )
+    pose.add_argument("--swing-knee", type=float, default=None, help="trailing knee bend in rad (default: 0, straight)")
     pose.add_argument(
         "--com-margin",
         type=float,
@@ -67,9 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="largest stance ankle dorsiflexion in rad (default: the joint limit)",
     )
-    pose.add_argument(
-        "--stance", choices=("left", "right"), default=None, help="leg on the step (default: left)"
-    )
+    pose.add_argument("--stance", choices=("left", "right"), default=None, help="leg on the step (default: left)")
     pose.add_argument(
         "--pose-json",
         default=None,

@@ -43,9 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     validate.add_argument("--json", action="store_true", help="print one JSON object")
     validate.add_argument("--plot", metavar="DIR", help="write s3n_errors.png and s3n_inertia.png here")
     validate.add_argument("--duration", type=float, default=None, help="chirp length in s (default 10)")
-    validate.add_argument(
-        "--dt", type=float, default=None, help="physics/PD step of all models in s (default 0.001)"
-    )
+    validate.add_argument("--dt", type=float, default=None, help="physics/PD step of all models in s (default 0.001)")
     validate.add_argument(
         "--acceleration-estimate",
         choices=("previous", "torque_predicted"),

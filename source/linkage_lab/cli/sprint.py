@@ -10,7 +10,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``sprint`` command."""
     parser = subparsers.add_parser("sprint", help="run Marvin's 10 m sprint headless and write metrics.json")
     parser.add_argument(
-        "--policy", default="scripted", help="scripted (default), a checkpoint .pt or 'latest', or an .onnx file"
+        "--policy",
+        default="scripted",
+        help="scripted (default), a checkpoint .pt or 'latest', or an .onnx file",
     )
     parser.add_argument("--ankle", choices=("box", "diamond"), default="box", help="ankle torque limits (default box)")
     parser.add_argument("--out", default=None, help="output folder (default outputs/sprint/<policy>_<ankle>)")
@@ -49,7 +51,9 @@ def _sprint(args: argparse.Namespace) -> int:
     m = record.metrics
     print(f"sprint ({record.info['policy']}, {args.ankle} ankles): {m['ended_reason']}")
     print(f"  time {m['time']} s, distance {m['distance_m']:.2f} m, average {m['average_speed_mps']:.3f} m/s")
-    print(f"  max lateral offset {m['max_lateral_offset_m']:.3f} m, fell: {m['fell']}, duration {m['duration_s']:.2f} s")
+    print(
+        f"  max lateral offset {m['max_lateral_offset_m']:.3f} m, fell: {m['fell']}, duration {m['duration_s']:.2f} s"
+    )
     overall = m["ankle_replay"].get("overall", {})
     if overall:
         print(f"  ankle torque outside the real feasible set: {overall.get('fraction_outside')} of control steps")

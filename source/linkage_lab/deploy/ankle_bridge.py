@@ -83,9 +83,7 @@ def _bridge_constants(geometry: RSUAnkleGeometry) -> dict[str, torch.Tensor | fl
     consts |= {"radius": radius, "theta0": theta0}
     # The assembled branch is the one through zero crank angle at neutral.
     neutral = torch.zeros(1, 2, dtype=DTYPE)
-    angles = [
-        _ik(consts | {"branch": torch.full((2,), s, dtype=DTYPE)}, neutral)[0].abs()[0] for s in (1, -1)
-    ]
+    angles = [_ik(consts | {"branch": torch.full((2,), s, dtype=DTYPE)}, neutral)[0].abs()[0] for s in (1, -1)]
     consts["branch"] = torch.where(angles[0] < angles[1], 1.0, -1.0).to(DTYPE)
     return consts
 
@@ -149,9 +147,7 @@ def _inverse_2x2(matrix: torch.Tensor) -> torch.Tensor:
     return torch.stack(rows, dim=-2) / det[:, None, None]
 
 
-def _fk(
-    c: dict, crank_pos: torch.Tensor, guess: torch.Tensor, steps: int
-) -> tuple[torch.Tensor, torch.Tensor]:
+def _fk(c: dict, crank_pos: torch.Tensor, guess: torch.Tensor, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Pose from crank angles: ``steps`` Newton steps on ``r_i(q) = ½(‖A_i(q) − C_i‖² − L_i²) = 0``.
 
     The crank tips ``C`` are fixed by the measured angles; ``G = ∂r/∂q = (A − C) · ∂A/∂q`` (the

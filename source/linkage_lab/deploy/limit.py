@@ -255,9 +255,7 @@ class LimitDeployment:
         inputs = {i.name: i.shape for i in self.session.get_inputs()}
         outputs = {o.name: o.shape for o in self.session.get_outputs()}
         if "obs" not in inputs or "actions" not in outputs:
-            raise ValueError(
-                f"policy {onnx_path} needs input 'obs' and output 'actions'; has {inputs}, {outputs}"
-            )
+            raise ValueError(f"policy {onnx_path} needs input 'obs' and output 'actions'; has {inputs}, {outputs}")
         widths = {
             "obs": (inputs["obs"][-1], config.observation_size),
             "actions": (outputs["actions"][-1], NUM_JOINTS),
@@ -265,9 +263,7 @@ class LimitDeployment:
         for what, (width, expected) in widths.items():
             # A symbolic width (a string) is checked when the policy runs.
             if isinstance(width, int) and width != expected:
-                raise ValueError(
-                    f"policy {onnx_path}: {what} has width {width}, the config expects {expected}"
-                )
+                raise ValueError(f"policy {onnx_path}: {what} has width {width}, the config expects {expected}")
         self._default = np.asarray(config.default_joint_pos, dtype=np.float64)
         self._scale = np.asarray(config.action_scale, dtype=np.float64)
         self._offset = np.asarray(config.action_offset, dtype=np.float64)
@@ -315,14 +311,10 @@ class LimitDeployment:
         for term in self.config.observation:
             value = sources[term.source]
             if value is None:
-                raise ValueError(
-                    f"observation term {term.name!r} needs ImuSample.base_lin_vel, which is None"
-                )
+                raise ValueError(f"observation term {term.name!r} needs ImuSample.base_lin_vel, which is None")
             value = np.asarray(value, dtype=np.float64).reshape(-1)
             if value.size != term.size:
-                raise ValueError(
-                    f"observation term {term.name!r}: got {value.size} values, expected {term.size}"
-                )
+                raise ValueError(f"observation term {term.name!r}: got {value.size} values, expected {term.size}")
             value = value * np.asarray(term.scale, dtype=np.float64)
             if term.clip is not None:
                 value = np.clip(value, *term.clip)
@@ -341,9 +333,7 @@ class LimitDeployment:
         """Serial joint targets ``q* = action_offset + action_scale · a`` (rad)."""
         return self._offset + self._scale * np.asarray(action, dtype=np.float64)
 
-    def step(
-        self, samples: Sequence[JointSample], imu: ImuSample, command: Sequence[float]
-    ) -> list[JointTarget]:
+    def step(self, samples: Sequence[JointSample], imu: ImuSample, command: Sequence[float]) -> list[JointTarget]:
         """One control tick: the 12 wire targets ordered by id; stores the action for the next observation."""
         state = self.wire.decode(samples)
         action = self.act(self._observation(state, imu, command, None))

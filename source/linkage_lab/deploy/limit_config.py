@@ -149,9 +149,7 @@ class LimitDeployConfig:
             raise ValueError(f"control_period_s must be positive, got {self.control_period_s}")
         for term in self.observation:
             if term.source not in OBSERVATION_SIZES:
-                raise ValueError(
-                    f"unknown observation term {term.name!r}; known: {', '.join(OBSERVATION_SIZES)}"
-                )
+                raise ValueError(f"unknown observation term {term.name!r}; known: {', '.join(OBSERVATION_SIZES)}")
             expected = OBSERVATION_SIZES[term.source]
             if term.size != expected:
                 raise ValueError(f"observation term {term.name!r} has size {term.size}, expected {expected}")
@@ -212,15 +210,12 @@ class LimitDeployConfig:
         """Parse and check a ``deploy.json`` document (joints must be in canonical id order)."""
         if doc.get("format") != DEPLOY_FORMAT or doc.get("version") != DEPLOY_VERSION:
             raise ValueError(
-                f"not a {DEPLOY_FORMAT} v{DEPLOY_VERSION} document: "
-                f"{doc.get('format')!r} v{doc.get('version')!r}"
+                f"not a {DEPLOY_FORMAT} v{DEPLOY_VERSION} document: {doc.get('format')!r} v{doc.get('version')!r}"
             )
         joints = doc["joints"]
         rows = [(int(j["id"]), j["name"]) for j in joints]
         if rows != list(zip(JOINT_IDS, JOINT_NAMES, strict=True)):
-            raise ValueError(
-                f"deploy joints must be ids 1-12 in canonical order with canonical names, got {rows}"
-            )
+            raise ValueError(f"deploy joints must be ids 1-12 in canonical order with canonical names, got {rows}")
 
         def column(key: str) -> tuple[float, ...]:
             return tuple(float(j[key]) for j in joints)

@@ -57,9 +57,7 @@ def _sha256(data: bytes) -> str:
 
 def generate_urdf(robot: str) -> str:
     """URDF text of ``robot``, generated from its config."""
-    return to_urdf(
-        build_model(robot), header_comment=f"generated from configs/robots/{robot}.yaml; do not edit"
-    )
+    return to_urdf(build_model(robot), header_comment=f"generated from configs/robots/{robot}.yaml; do not edit")
 
 
 def expected_stamp(robot: str, urdf_text: str) -> dict[str, Any]:
@@ -106,9 +104,7 @@ def convert_urdf_to_usd(urdf_path: Path, usd_path: Path) -> None:
             raise RuntimeError(f"expected one root_joint in the converted USD, found {removed}")
         for layer in stage.GetUsedLayers():
             if layer.externalReferences:
-                raise RuntimeError(
-                    f"converted USD references external files: {list(layer.externalReferences)}"
-                )
+                raise RuntimeError(f"converted USD references external files: {list(layer.externalReferences)}")
         stage.GetRootLayer().Save()
         tmp_usd = Path(tmp) / "out.usd"
         stage.GetRootLayer().Export(str(tmp_usd), args={"format": "usdc"})

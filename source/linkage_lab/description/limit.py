@@ -40,9 +40,7 @@ def build_limit_model(cfg: dict[str, Any]) -> RobotModel:
     for leg in LEGS:
         hip_origin = tuple(float(v) for v in cfg["legs"][leg]["hip_origin_m"])
         # The two co-axial hip/knee motors are carried by the base, centred on the hip axis.
-        base_solids.append(
-            Solid("cylinder", masses["hip_knee_motors_on_base"], hip_origin, (_MOTOR_RADIUS_M, 0.06))
-        )
+        base_solids.append(Solid("cylinder", masses["hip_knee_motors_on_base"], hip_origin, (_MOTOR_RADIUS_M, 0.06)))
 
         # {leg}_hip link: the physical thigh, hip axis -> knee axis.
         links.append(Link(f"{leg}_hip", [cylinder_between(masses["hip_link"], radius, 0.0, -thigh)]))
@@ -62,20 +60,16 @@ def build_limit_model(cfg: dict[str, Any]) -> RobotModel:
             )
         )
         # {leg}_shank link: the block the ankle joint turns, carrying the foot plate.
-        links.append(
-            Link(f"{leg}_shank", [Solid("box", masses["shank"], (0.0, 0.0, -0.002), (0.02, 0.03, 0.012))])
-        )
+        links.append(Link(f"{leg}_shank", [Solid("box", masses["shank"], (0.0, 0.0, -0.002), (0.02, 0.03, 0.012))]))
         # {leg}_foot: the sole plate, toe ahead and heel behind the ankle axis. It collides.
         toe, heel = float(foot["toe_ahead_m"]), float(foot["heel_behind_m"])
         thickness = float(foot["thickness_m"])
         sole = float(foot["sole_below_ankle_m"])
         plate_center = ((toe - heel) / 2, 0.0, -sole + thickness / 2)
         plate_size = (toe + heel, float(foot["width_m"]), thickness)
-        links.append(
-            Link(f"{leg}_foot", [Solid("box", masses["foot"], plate_center, plate_size, collide=True)])
-        )
+        links.append(Link(f"{leg}_foot", [Solid("box", masses["foot"], plate_center, plate_size, collide=True)]))
 
-        def revolute(joint: str, parent: str, origin: tuple[float, float, float]) -> Joint:
+        def revolute(joint: str, parent: str, origin: tuple[float, float, float], leg: str = leg) -> Joint:
             lim = limits[joint]
             bound = float(lim["position_rad"])
             return Joint(

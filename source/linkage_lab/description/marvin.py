@@ -80,9 +80,7 @@ def _leg_links(cfg: dict[str, Any], side: str) -> list[Link]:
     motor_mass = float(cfg["motors"][ankle["motor"]]["mass_kg"])
     structure_mass = float(masses["shin"]) - 2 * motor_mass
     if structure_mass <= 0:
-        raise ValueError(
-            f"shin mass {masses['shin']} kg does not cover its two ankle motors ({motor_mass} kg each)"
-        )
+        raise ValueError(f"shin mass {masses['shin']} kg does not cover its two ankle motors ({motor_mass} kg each)")
     motors = []
     for motor in ("a", "b"):
         x, y, z = (float(v) for v in ankle["motor_centre_m"][motor])
@@ -96,9 +94,7 @@ def _leg_links(cfg: dict[str, Any], side: str) -> list[Link]:
     )
     solids = {
         "hip_yaw_link": [
-            cylinder_between(
-                float(masses["hip_yaw_link"]), _HIP_YAW_DRUM_RADIUS_M, _HIP_YAW_DRUM_HEIGHT_M, 0.0
-            )
+            cylinder_between(float(masses["hip_yaw_link"]), _HIP_YAW_DRUM_RADIUS_M, _HIP_YAW_DRUM_HEIGHT_M, 0.0)
         ],
         "hip_roll_link": [Solid("box", float(masses["hip_roll_link"]), (0.0, 0.0, 0.0), _HIP_ROLL_BLOCK_M)],
         "thigh": [cylinder_between(float(masses["thigh"]), float(radius["thigh"]), 0.0, -thigh)],
@@ -145,9 +141,7 @@ def build_marvin_model(cfg: dict[str, Any]) -> RobotModel:
     links = [Link(pelvis, _pelvis_solids(cfg))]
     joints: list[Joint] = []
 
-    def revolute(
-        side: str, name: str, spec: dict[str, Any], parent: str, child: str, origin: Vector3
-    ) -> Joint:
+    def revolute(side: str, name: str, spec: dict[str, Any], parent: str, child: str, origin: Vector3) -> Joint:
         lower, upper = (float(v) for v in spec["range_rad"])
         if side == "right" and name in MIRRORED_RANGE_JOINTS:
             lower, upper = -upper, -lower
@@ -189,9 +183,7 @@ def build_marvin_model(cfg: dict[str, Any]) -> RobotModel:
         parent = pelvis
         for name, child in ARM_CHILD_LINK.items():
             length, radius = float(geom[f"{child}_length_m"]), float(geom["limb_radius_m"][child])
-            links.append(
-                Link(f"{side}_{child}", [cylinder_between(float(masses[child]), radius, 0.0, -length)])
-            )
+            links.append(Link(f"{side}_{child}", [cylinder_between(float(masses[child]), radius, 0.0, -length)]))
             joints.append(
                 revolute(side, name, cfg["arm_joints"][name], parent, child, _mirror(arm_origins[name], side))
             )

@@ -174,9 +174,7 @@ def cylinder_between(
 ) -> Solid:
     """A cylinder along z spanning ``bottom_z_m`` … ``top_z_m`` in its link frame."""
     length = abs(top_z_m - bottom_z_m)
-    return Solid(
-        "cylinder", mass_kg, (0.0, 0.0, (top_z_m + bottom_z_m) / 2), (radius_m, max(length, 1e-3)), collide
-    )
+    return Solid("cylinder", mass_kg, (0.0, 0.0, (top_z_m + bottom_z_m) / 2), (radius_m, max(length, 1e-3)), collide)
 
 
 DEG = math.pi / 180.0

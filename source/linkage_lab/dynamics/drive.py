@@ -156,9 +156,7 @@ class LinkageDrive:
         if s3n.model == "s3n_full" and n != 2:
             raise ValueError("s3n_full's M_p(α) model is defined for a two-joint leg only")
         if cfg.acceleration_estimate == "torque_predicted" and (n != 2 or s3n.serial_link_kgm2 is None):
-            raise ValueError(
-                "acceleration_estimate='torque_predicted' needs a two-joint leg and s3n.serial_link_kgm2"
-            )
+            raise ValueError("acceleration_estimate='torque_predicted' needs a two-joint leg and s3n.serial_link_kgm2")
         if cfg.command_delay_steps < 0:
             raise ValueError("command_delay_steps must be >= 0")
         self.cfg = cfg
@@ -168,9 +166,7 @@ class LinkageDrive:
             self._reference = torch.as_tensor(cfg.reference_joint_pos_rad, dtype=torch.float64)
         self._constants: dict[tuple, torch.Tensor] = {}
         self._native_armature = self._compute_native_armature()
-        self._native_damping = torch.diagonal(
-            self.damping_increment(self._reference), dim1=-2, dim2=-1
-        ).clone()
+        self._native_damping = torch.diagonal(self.damping_increment(self._reference), dim1=-2, dim2=-1).clone()
         self._prev_vel: torch.Tensor | None = None
         self._prev_actuator: torch.Tensor | None = None
         self._acc: torch.Tensor | None = None
@@ -239,9 +235,7 @@ class LinkageDrive:
             joint_pos: Poses (rad), ``(..., n)``.
             link_inertia: The tree's own link inertia at those poses (kg·m²), ``(..., n, n)``.
         """
-        native = link_inertia + torch.diag_embed(
-            self._cast(self._native_armature, joint_pos).expand(joint_pos.shape)
-        )
+        native = link_inertia + torch.diag_embed(self._cast(self._native_armature, joint_pos).expand(joint_pos.shape))
         gain = torch.linalg.solve(native, self.explicit_inertia(joint_pos))
         return torch.linalg.eigvals(gain).abs().amax(dim=-1)
 
@@ -321,9 +315,7 @@ class LinkageDrive:
         act = motor_diagonal_in_joint_space(jacobian, reflected)
         return pulled_back - two_link_inertia(alpha, *s3n.serial_link_kgm2) - act
 
-    def _delayed(
-        self, pos_target: torch.Tensor, vel_target: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+    def _delayed(self, pos_target: torch.Tensor, vel_target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         steps = self.cfg.command_delay_steps
         if steps == 0:
             return pos_target, vel_target
@@ -357,10 +349,7 @@ class LinkageDrive:
         pos_error = transmission.motor_position(pos_target) - transmission.motor_position(joint_pos)
         vel_error = transmission.motor_velocity(vel_target, pos_target) - _matvec(jacobian, joint_vel)
         if cfg.motor_kp is not None and cfg.motor_kd is not None:
-            return (
-                self._vec(cfg.motor_kp, pos_error) * pos_error
-                + self._vec(cfg.motor_kd, vel_error) * vel_error
-            )
+            return self._vec(cfg.motor_kp, pos_error) * pos_error + self._vec(cfg.motor_kd, vel_error) * vel_error
         jac_inv = torch.linalg.inv(jacobian)
         return self._motor_gain(cfg.motor_kp, cfg.joint_kp, jac_inv, pos_error) + self._motor_gain(
             cfg.motor_kd, cfg.joint_kd, jac_inv, vel_error

@@ -176,9 +176,7 @@ def run_oracle(cfg: FidelityCfg, time: np.ndarray, joint_targets: np.ndarray) ->
         The trace and the largest loop-closure violation seen (m).
     """
     oracle = ParallelogramOracle(cfg.oracle_at_step())
-    zero_motor = S3NCfg(
-        model="kin_only", reflected_inertia_kgm2=(0.0, 0.0), viscous_damping_nms_per_rad=(0.0, 0.0)
-    )
+    zero_motor = S3NCfg(model="kin_only", reflected_inertia_kgm2=(0.0, 0.0), viscous_damping_nms_per_rad=(0.0, 0.0))
     drive = LinkageDrive(_drive_cfg(cfg, zero_motor), IdentityTransmission(2))
     motor_targets = torch.from_numpy(joint_targets @ _J.T)
     oracle.reset(_J @ joint_targets[0])
@@ -204,9 +202,7 @@ def run_oracle(cfg: FidelityCfg, time: np.ndarray, joint_targets: np.ndarray) ->
     return _trace(time, joint_pos, motor_pos, log["vel"], log["tau"], log["desired"]), violation
 
 
-def run_serial(
-    cfg: FidelityCfg, model: S3NModel, time: np.ndarray, joint_targets: np.ndarray, mp_kgm2=None
-) -> Trace:
+def run_serial(cfg: FidelityCfg, model: S3NModel, time: np.ndarray, joint_targets: np.ndarray, mp_kgm2=None) -> Trace:
     """Drive the serial MuJoCo leg through :class:`LinkageDrive` under ``model``."""
     body = cfg.oracle.body
     s3n = S3NCfg(
@@ -217,9 +213,7 @@ def run_serial(
         serial_link_kgm2=body.serial_link_kgm2(),
     )
     drive = LinkageDrive(_drive_cfg(cfg, s3n), parallelogram_leg())
-    leg = MujocoSerialLeg(
-        body, drive.native_armature().tolist(), drive.native_damping().tolist(), cfg.timestep_s
-    )
+    leg = MujocoSerialLeg(body, drive.native_armature().tolist(), drive.native_damping().tolist(), cfg.timestep_s)
     leg.reset(joint_targets[0])
     targets = torch.from_numpy(joint_targets)
     zero = torch.zeros(1, 2, dtype=torch.float64)
@@ -266,18 +260,14 @@ def rmse_metrics(traces: dict[str, Trace]) -> dict:
     for model in S3N_MODELS[1:]:
         reduction[model] = {
             key: float(
-                np.mean(
-                    100.0 * (1.0 - np.asarray(models[model][f"{key}_rmse"]) / np.asarray(base[f"{key}_rmse"]))
-                )
+                np.mean(100.0 * (1.0 - np.asarray(models[model][f"{key}_rmse"]) / np.asarray(base[f"{key}_rmse"])))
             )
             for key in ("pos", "tau")
         }
     return {"models": models, "reduction_pct": reduction}
 
 
-def run_fidelity(
-    cfg: FidelityCfg | None = None, progress: Callable[[str], None] | None = None
-) -> FidelityResult:
+def run_fidelity(cfg: FidelityCfg | None = None, progress: Callable[[str], None] | None = None) -> FidelityResult:
     """Identify the oracle's ``M_p``, run the chirp on the oracle and the three serial models.
 
     Args:
@@ -384,9 +374,7 @@ def plot_fidelity(result: FidelityResult, cfg: FidelityCfg, out_dir: str | Path)
         ax.set_xlabel("α = knee angle (rad)")
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
-    fig.suptitle(
-        "Motor-space inertia J⁻ᵀ M J⁻¹ each model integrates vs the oracle (Kin-Only = S3N-Act on M₂₂)"
-    )
+    fig.suptitle("Motor-space inertia J⁻ᵀ M J⁻¹ each model integrates vs the oracle (Kin-Only = S3N-Act on M₂₂)")
     fig.tight_layout()
     paths.append(save_figure_atomic(fig, out_dir / "s3n_inertia.png"))
     plt.close(fig)

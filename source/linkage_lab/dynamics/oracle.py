@@ -191,10 +191,5 @@ class ParallelogramOracle:
             + rod * l1**2 / 3.0
         )
         m12 = body.shank.mass_kg * l1 * body.shank.com_m - rod * r * l1 / 2.0
-        m22 = (
-            self.cfg.reflected_inertia_kgm2[1]
-            + body.shank.inertia_about_joint_kgm2
-            + crank * r**2 / 3.0
-            + rod * r**2
-        )
+        m22 = self.cfg.reflected_inertia_kgm2[1] + body.shank.inertia_about_joint_kgm2 + crank * r**2 / 3.0 + rod * r**2
         return m11, m12, m22

@@ -56,13 +56,9 @@ class S3NCfg:
         if self.model not in S3N_MODELS:
             raise ValueError(f"unknown S3N model {self.model!r}; expected one of {S3N_MODELS}")
         if len(self.reflected_inertia_kgm2) != len(self.viscous_damping_nms_per_rad):
-            raise ValueError(
-                "reflected_inertia_kgm2 and viscous_damping_nms_per_rad need one value per motor"
-            )
+            raise ValueError("reflected_inertia_kgm2 and viscous_damping_nms_per_rad need one value per motor")
         if self.model == "s3n_full" and (self.mp_kgm2 is None or self.serial_link_kgm2 is None):
-            raise ValueError(
-                "model 's3n_full' needs mp_kgm2 (identified M_p) and serial_link_kgm2 (M_link^s)"
-            )
+            raise ValueError("model 's3n_full' needs mp_kgm2 (identified M_p) and serial_link_kgm2 (M_link^s)")
 
 
 def motor_diagonal_in_joint_space(jacobian: torch.Tensor, per_motor: torch.Tensor) -> torch.Tensor:
@@ -114,9 +110,7 @@ def two_link_inertia(alpha: torch.Tensor, a: float, b: float, c: float) -> torch
     )
 
 
-def serial_link_from_90deg(
-    m_link_90: Sequence[Sequence[float]], coupling_b: float
-) -> tuple[float, float, float]:
+def serial_link_from_90deg(m_link_90: Sequence[Sequence[float]], coupling_b: float) -> tuple[float, float, float]:
     """``(a, b, c)`` of :func:`two_link_inertia` from its value at ``α = 90°`` and a coupling ``b``.
 
     At ``cos α = 0`` the two-link form is ``[[a, c], [c, c]]``, so ``a`` and ``c`` are read off; ``b``
@@ -132,9 +126,7 @@ def serial_link_from_90deg(
     return float(m11), float(coupling_b), float(m22)
 
 
-def m_act_norm(
-    m_link_serial: torch.Tensor, jacobian: torch.Tensor, reflected_inertia: torch.Tensor
-) -> torch.Tensor:
+def m_act_norm(m_link_serial: torch.Tensor, jacobian: torch.Tensor, reflected_inertia: torch.Tensor) -> torch.Tensor:
     """``M_act,normˢ = M_s + ΔM_act = M_linkˢ + Jᵀ diag(J̄) J`` (kg·m²)."""
     return m_link_serial + motor_diagonal_in_joint_space(jacobian, reflected_inertia)
 

@@ -77,11 +77,7 @@ class LegBody:
     def serial_link_kgm2(self) -> tuple[float, float, float]:
         """``(a, b, c)`` of the tree's link inertia ``[[a + 2b cos α, c + b cos α], [c + b cos α, c]]``."""
         shank_about_knee = self.shank.inertia_about_joint_kgm2
-        a = (
-            self.thigh.inertia_about_joint_kgm2
-            + shank_about_knee
-            + self.shank.mass_kg * self.thigh_length_m**2
-        )
+        a = self.thigh.inertia_about_joint_kgm2 + shank_about_knee + self.shank.mass_kg * self.thigh_length_m**2
         b = self.shank.mass_kg * self.thigh_length_m * self.shank.com_m
         return a, b, shank_about_knee
 
@@ -171,9 +167,7 @@ class TorchSerialLeg:
         coriolis = torch.stack(
             [-self.b * sin_a * (2.0 * hip_vel * knee_vel + knee_vel**2), self.b * sin_a * hip_vel**2], dim=-1
         )
-        rhs = (
-            joint_torque - coriolis - self.body.gravity_torque(self.joint_pos) - self.damping * self.joint_vel
-        )
+        rhs = joint_torque - coriolis - self.body.gravity_torque(self.joint_pos) - self.damping * self.joint_vel
         det = m11 * m22 - m12 * m12
         return torch.stack(
             [(m22 * rhs[..., 0] - m12 * rhs[..., 1]) / det, (m11 * rhs[..., 1] - m12 * rhs[..., 0]) / det],

@@ -103,9 +103,7 @@ def evaluate(request: EvalRequest) -> tuple[Path, dict[str, Any]]:
     out_dir = default_out_dir(request)
     with make_env(request.task, request.num_envs, request.device, request.overrides) as (env, agent_cfg):
         wrapped = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
-        args = SimpleNamespace(
-            task=request.task, checkpoint=request.checkpoint, onnx=request.onnx, **request.options
-        )
+        args = SimpleNamespace(task=request.task, checkpoint=request.checkpoint, onnx=request.onnx, **request.options)
         policy = POLICY_LOADERS[request.policy](wrapped, agent_cfg, args)
         report, replay = run_evaluation(wrapped, policy, agent_cfg, request)
     report = {"task": request.task, "overrides": list(request.overrides), **report}
@@ -143,7 +141,10 @@ def run_evaluation(
     steps = 0
     obs = env.get_observations()
     try:
-        with torch.inference_mode(), tqdm(total=max_steps, unit="step", disable=not request.progress, mininterval=2.0) as bar:
+        with (
+            torch.inference_mode(),
+            tqdm(total=max_steps, unit="step", disable=not request.progress, mininterval=2.0) as bar,
+        ):
             while steps < max_steps and episodes.completed < request.episodes:
                 actions = policy(actor_observation(obs, groups))
                 obs, reward, dones, extras = env.step(actions)
@@ -157,9 +158,7 @@ def run_evaluation(
                         robot.data.root_ang_vel_b.torch,
                         ~dones.to(torch.bool),
                     )
-                torques.add(
-                    robot.data.applied_torque.torch[:, columns], robot.data.computed_torque.torch[:, columns]
-                )
+                torques.add(robot.data.applied_torque.torch[:, columns], robot.data.computed_torque.torch[:, columns])
                 if probe is not None:
                     replay.add(*probe.latest())
                 bar.update(1)

@@ -81,9 +81,7 @@ class TrackingStats:
         self._sum_forward = 0.0
         self._sum_forward_cmd = 0.0
 
-    def add(
-        self, command: torch.Tensor, lin_vel_b: torch.Tensor, ang_vel_b: torch.Tensor, mask: torch.Tensor
-    ) -> None:
+    def add(self, command: torch.Tensor, lin_vel_b: torch.Tensor, ang_vel_b: torch.Tensor, mask: torch.Tensor) -> None:
         """Add the envs selected by ``mask``.
 
         Args:

@@ -15,9 +15,7 @@ POSE_PLOT = "ankle_poses.png"
 _COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:purple")
 
 
-def plot_normalised_motor_torque(
-    replay: AnkleReplay, path: str | Path, title: str = "", dpi: int = 120
-) -> Path:
+def plot_normalised_motor_torque(replay: AnkleReplay, path: str | Path, title: str = "", dpi: int = 120) -> Path:
     """Every kept sample in normalised motor torques ``(τ_a / T_peak, τ_b / T_peak)``, one colour per ankle.
 
     The feasible set is the unit square at every pose (drawn solid); the rated torque is the inner
@@ -107,9 +105,7 @@ def plot_visited_poses(replay: AnkleReplay, path: str | Path, title: str = "", d
                 label="inside",
                 rasterized=True,
             )
-            ax.scatter(
-                pose[outside, 0], pose[outside, 1], s=14, marker="x", color="red", label="outside peak"
-            )
+            ax.scatter(pose[outside, 0], pose[outside, 1], s=14, marker="x", color="red", label="outside peak")
         ax.set_xlabel("pitch (deg), + toes up")
         ax.set_ylabel("roll (deg)")
         ax.set_title(f"{name} ankle")

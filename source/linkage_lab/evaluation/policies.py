@@ -180,9 +180,7 @@ def load_checkpoint_policy(path: Path, env: Any, agent_cfg: Any, task: str | Non
     obs = env.get_observations()
     sizes = [(group, int(obs[group].shape[-1])) for group in actor_groups(agent_cfg)]
     iteration = getattr(runner, "current_learning_iteration", None)
-    return CheckpointPolicy(
-        runner, sizes, {"type": "checkpoint", "path": str(path.resolve()), "iteration": iteration}
-    )
+    return CheckpointPolicy(runner, sizes, {"type": "checkpoint", "path": str(path.resolve()), "iteration": iteration})
 
 
 class OnnxPolicy:
@@ -214,9 +212,7 @@ class OnnxPolicy:
     def __call__(self, obs: torch.Tensor) -> torch.Tensor:
         array = obs.detach().to("cpu", torch.float32).numpy()
         if self.fixed_batch == 1:
-            outputs = [
-                self.session.run(None, {self.input_name: array[i : i + 1]})[0] for i in range(len(array))
-            ]
+            outputs = [self.session.run(None, {self.input_name: array[i : i + 1]})[0] for i in range(len(array))]
             result = torch.from_numpy(np.concatenate(outputs))
         else:
             result = torch.from_numpy(self.session.run(None, {self.input_name: array})[0])

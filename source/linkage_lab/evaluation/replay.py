@@ -213,9 +213,7 @@ class AnkleReplay:
             "fraction_above_rated": _fraction(self._joint_above_rated, self._joint_samples),
             "worst_ratio": None if worst_name is None else ankles[worst_name]["worst_ratio"],
             "worst": None if worst_name is None else {"ankle": worst_name, **ankles[worst_name]["worst"]},
-            "max_rms_ratio_to_rated": None
-            if hottest is None
-            else ankles[hottest[0]]["rms_ratio_to_rated"][hottest[1]],
+            "max_rms_ratio_to_rated": None if hottest is None else ankles[hottest[0]]["rms_ratio_to_rated"][hottest[1]],
             "hottest_motor": None if hottest is None else f"{hottest[0]}/{hottest[1]}",
         }
         return {
@@ -239,17 +237,12 @@ class AnkleReplay:
             "fraction_above_rated": _fraction(stats.above_rated, n),
             "worst_ratio": None if stats.worst is None else stats.worst["ratio"],
             "worst": None if stats.worst is None else {k: v for k, v in stats.worst.items() if k != "ratio"},
-            "peak_motor_nm": dict(zip(self.motor_names, stats.peak_abs_nm.tolist(), strict=True))
-            if n
-            else None,
+            "peak_motor_nm": dict(zip(self.motor_names, stats.peak_abs_nm.tolist(), strict=True)) if n else None,
             "rms_motor_nm": dict(zip(self.motor_names, rms, strict=True)),
             "rms_ratio_to_rated": {
-                m: (None if r is None else r / self.rated_nm)
-                for m, r in zip(self.motor_names, rms, strict=True)
+                m: (None if r is None else r / self.rated_nm) for m, r in zip(self.motor_names, rms, strict=True)
             },
-            "worst_outside": [
-                _sample_record(float(r[0]), r[1:3], int(r[3]), int(r[4]), r[5:7]) for r in worst_rows
-            ],
+            "worst_outside": [_sample_record(float(r[0]), r[1:3], int(r[3]), int(r[4]), r[5:7]) for r in worst_rows],
         }
 
 
@@ -276,9 +269,7 @@ def _top_rows(rows: torch.Tensor, count: int) -> torch.Tensor:
     return rows[order[:count]]
 
 
-def _sample_record(
-    ratio: float, pose_rad: torch.Tensor, step: int, env: int, motor_nm: torch.Tensor
-) -> dict[str, Any]:
+def _sample_record(ratio: float, pose_rad: torch.Tensor, step: int, env: int, motor_nm: torch.Tensor) -> dict[str, Any]:
     return {
         "ratio": ratio,
         "step": int(step),

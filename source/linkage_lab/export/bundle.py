@@ -89,9 +89,7 @@ def export_bundle(
             write_policy_onnx(runner, staging / POLICY_FILE, metadata)
             parity = onnx_parity(runner, staging / POLICY_FILE, metadata["observation_size"], parity_samples)
             if parity > PARITY_TOLERANCE:
-                raise RuntimeError(
-                    f"ONNX actor differs from the torch actor by {parity:.3g} (> {PARITY_TOLERANCE})"
-                )
+                raise RuntimeError(f"ONNX actor differs from the torch actor by {parity:.3g} (> {PARITY_TOLERANCE})")
             files = {POLICY_FILE: "the actor with its observation normaliser (ONNX, opset 18)"}
             if deploy_writer is not None:
                 files.update(deploy_writer(staging, metadata))
@@ -158,9 +156,7 @@ def _deploy_writer(robot: str | None) -> tuple[Any, dict[str, Any]]:
             from linkage_lab.deploy import ankle_bridge
             from linkage_lab.deploy.ankle_bridge import export_ankle_bridge
         except ImportError as exc:
-            raise DeployModuleUnavailable(
-                _missing("linkage_lab.deploy.ankle_bridge.export_ankle_bridge", exc)
-            ) from exc
+            raise DeployModuleUnavailable(_missing("linkage_lab.deploy.ankle_bridge.export_ankle_bridge", exc)) from exc
 
         def write_bridge(out_dir: Path, metadata: dict[str, Any]) -> dict[str, str]:
             paths = export_ankle_bridge(out_dir / ANKLE_BRIDGE_DIR, preset="marvin")
@@ -177,16 +173,12 @@ def _deploy_writer(robot: str | None) -> tuple[Any, dict[str, Any]]:
         try:
             from linkage_lab.deploy.limit import write_deploy_config
         except ImportError as exc:
-            raise DeployModuleUnavailable(
-                _missing("linkage_lab.deploy.limit.write_deploy_config", exc)
-            ) from exc
+            raise DeployModuleUnavailable(_missing("linkage_lab.deploy.limit.write_deploy_config", exc)) from exc
 
         def write_limit(out_dir: Path, metadata: dict[str, Any]) -> dict[str, str]:
             path = write_deploy_config(out_dir, metadata)
             return {
-                str(
-                    Path(path).relative_to(out_dir)
-                ): "the Limit deploy module's config: JointTarget/JointSample "
+                str(Path(path).relative_to(out_dir)): "the Limit deploy module's config: JointTarget/JointSample "
                 "mapping by canonical joint id (robots.md §1.4)"
             }
 
@@ -196,8 +188,7 @@ def _deploy_writer(robot: str | None) -> tuple[Any, dict[str, Any]]:
 
 def _missing(name: str, exc: ImportError) -> str:
     return (
-        f"the bundle needs {name}, which cannot be imported ({exc}); "
-        "export without robot-side files with --skip-deploy"
+        f"the bundle needs {name}, which cannot be imported ({exc}); export without robot-side files with --skip-deploy"
     )
 
 

@@ -55,13 +55,9 @@ def observation_layout(env: Any, groups: list[str], action_joints: list[str]) ->
                 "function": f"{func.__module__}.{function_name}",
                 "start": start,
                 "history_length": int(getattr(term_cfg, "history_length", 0) or 0),
-                "params": {
-                    k: v for k, v in term_cfg.params.items() if isinstance(v, (str, int, float, bool))
-                },
+                "params": {k: v for k, v in term_cfg.params.items() if isinstance(v, (str, int, float, bool))},
             }
-            joints = (
-                action_joints if function_name == "last_action" else _term_joint_names(term_cfg, robot_joints)
-            )
+            joints = action_joints if function_name == "last_action" else _term_joint_names(term_cfg, robot_joints)
             if joints is not None:
                 entry["joint_names"] = joints
             terms.append(entry)

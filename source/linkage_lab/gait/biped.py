@@ -221,9 +221,7 @@ class BipedGait:
         )
         half = 0.5 * cfg.step_length_m
         corner_x = torch.tensor([-half, half, 0.0, -half, half], dtype=torch.float64) + cfg.neutral_foot_x_m
-        corner_z = cfg.hip_height_m - torch.tensor(
-            [0.0, 0.0, cfg.step_height_m, 0.0, 0.0], dtype=torch.float64
-        )
+        corner_z = cfg.hip_height_m - torch.tensor([0.0, 0.0, cfg.step_height_m, 0.0, 0.0], dtype=torch.float64)
         try:
             leg_ik(corner_x, corner_z, cfg.thigh_length_m, cfg.shin_length_m, cfg.leg_convention, strict=True)
         except LegReachError as exc:

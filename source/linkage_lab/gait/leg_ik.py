@@ -235,9 +235,7 @@ def serial_to_motor(hip_rad: torch.Tensor, knee_rad: torch.Tensor) -> tuple[torc
     return motor[..., 0], motor[..., 1]
 
 
-def _reach(
-    distance: torch.Tensor, thigh: float, shank: float, strict: bool
-) -> tuple[torch.Tensor, torch.Tensor]:
+def _reach(distance: torch.Tensor, thigh: float, shank: float, strict: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """Reach test of hip–ankle distances: ``(distance clamped onto the workspace, reachable mask)``."""
     d_max = thigh + shank
     d_min = max(abs(thigh - shank), _REACH_RTOL * d_max)

@@ -159,9 +159,7 @@ class SprintTracker:
         """
         reason_index = int(self.reason[env_id])
         if reason_index < 0:
-            raise RuntimeError(
-                f"sprint in env {env_id} has not ended (t = {float(self.duration_s[env_id])} s)"
-            )
+            raise RuntimeError(f"sprint in env {env_id} has not ended (t = {float(self.duration_s[env_id])} s)")
         reason = ENDED_REASONS[reason_index]
         duration = float(self.duration_s[env_id])
         distance = float(self.distance_m[env_id])

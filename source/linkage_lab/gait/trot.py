@@ -63,9 +63,7 @@ def limit_trot_cfg(**overrides: Any) -> TrotGaitCfg:
     config = load_robot_config("limit")
     table = config["joint_table"]
     legs = tuple(table["leg_order"])
-    pair_offset = {leg: 0.0 for leg in table["trot_pairs"]["A"]} | {
-        leg: math.pi for leg in table["trot_pairs"]["B"]
-    }
+    pair_offset = {leg: 0.0 for leg in table["trot_pairs"]["A"]} | {leg: math.pi for leg in table["trot_pairs"]["B"]}
     limits = {}
     for leg in legs:
         for joint in table["joint_order"]:
@@ -83,9 +81,7 @@ def limit_trot_cfg(**overrides: Any) -> TrotGaitCfg:
     return replace(cfg, **overrides)
 
 
-def step_length_for_velocity(
-    velocity_mps: torch.Tensor, frequency_hz: float, max_step_length_m: float
-) -> torch.Tensor:
+def step_length_for_velocity(velocity_mps: torch.Tensor, frequency_hz: float, max_step_length_m: float) -> torch.Tensor:
     """Step length from a forward speed, ``S = v / (2 f)`` (two steps per cycle), saturated (m)."""
     return (velocity_mps / (2.0 * frequency_hz)).clamp(-max_step_length_m, max_step_length_m)
 
@@ -109,15 +105,11 @@ class TrotGait:
         corner_x = torch.tensor([-half, half, 0.0], dtype=torch.float64) + cfg.neutral_foot_x_m
         corner_z = cfg.hip_height_m - torch.tensor([0.0, 0.0, cfg.step_height_m], dtype=torch.float64)
         try:
-            leg_ik(
-                corner_x, corner_z, cfg.thigh_length_m, cfg.shank_length_m, cfg.leg_convention, strict=True
-            )
+            leg_ik(corner_x, corner_z, cfg.thigh_length_m, cfg.shank_length_m, cfg.leg_convention, strict=True)
         except LegReachError as exc:
             raise LegReachError(f"trot trajectory leaves the leg's reach: {exc}") from exc
 
-    def leg_phases(
-        self, time_s: torch.Tensor | float, start_time_s: torch.Tensor | float = 0.0
-    ) -> torch.Tensor:
+    def leg_phases(self, time_s: torch.Tensor | float, start_time_s: torch.Tensor | float = 0.0) -> torch.Tensor:
         """Per-leg phases ``ψ`` in ``leg_names`` order (rad), ``(..., 4)``."""
         return leg_phases(gait_phase(time_s, self.cfg.frequency_hz, start_time_s), self.cfg.phase_offsets_rad)
 
@@ -149,9 +141,7 @@ class TrotGait:
         psi = self.leg_phases(time, start_time_s)
         ramp = step_ramp(stepping_time(time, start_time_s), cfg.step_ramp_time_s)
         step_length = step_length_for_velocity(velocity, cfg.frequency_hz, cfg.max_step_length_m) * ramp
-        forward, lift = foot_trajectory(
-            psi, step_length.unsqueeze(-1), cfg.step_height_m, cfg.double_support_margin
-        )
+        forward, lift = foot_trajectory(psi, step_length.unsqueeze(-1), cfg.step_height_m, cfg.double_support_margin)
         angles = leg_ik(
             forward + cfg.neutral_foot_x_m,
             cfg.hip_height_m - lift,

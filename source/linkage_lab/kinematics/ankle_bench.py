@@ -79,9 +79,7 @@ def run(
     high = torch.tensor([geometry.pitch_range_rad[1], geometry.roll_range_rad[1]], dtype=torch.float64)
     joint_pos = low + (high - low) * torch.rand(num_ankles, 2, generator=generator, dtype=torch.float64)
     change = (
-        JOINT_SPEED_RADS
-        * CONTROL_DT_S
-        * (2 * torch.rand(num_ankles, 2, generator=generator, dtype=torch.float64) - 1)
+        JOINT_SPEED_RADS * CONTROL_DT_S * (2 * torch.rand(num_ankles, 2, generator=generator, dtype=torch.float64) - 1)
     )
     previous = joint_pos - change
     motor_pos = inverse_kinematics(geometry, joint_pos)
@@ -96,9 +94,7 @@ def run(
                 FK_TOL[dtype],
             )
             ik_times = _time_ms(lambda p=pose: ik_and_jacobian(geometry, p), repeats)
-            fk_times = _time_ms(
-                lambda m=motors, s=start, t=tol: forward_kinematics(geometry, m, s, tol=t), repeats
-            )
+            fk_times = _time_ms(lambda m=motors, s=start, t=tol: forward_kinematics(geometry, m, s, tol=t), repeats)
             fk = forward_kinematics(geometry, motors, start, tol=tol)
             results[name] = {
                 "ik_jacobian_ms": statistics.median(ik_times),

@@ -97,9 +97,9 @@ def torque_diamond(jacobian: torch.Tensor, limit_nm: float | torch.Tensor) -> to
     it: motor signs (+,+), (+,−), (−,−), (−,+).
     """
     signs = torch.tensor(_VERTEX_SIGNS, dtype=jacobian.dtype, device=jacobian.device)
-    corners = signs * torch.as_tensor(limit_nm, dtype=jacobian.dtype, device=jacobian.device).unsqueeze(
+    corners = signs * torch.as_tensor(limit_nm, dtype=jacobian.dtype, device=jacobian.device).unsqueeze(-1).unsqueeze(
         -1
-    ).unsqueeze(-1)
+    )
     return corners @ jacobian
 
 

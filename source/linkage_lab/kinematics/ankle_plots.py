@@ -11,9 +11,7 @@ from linkage_lab.kinematics.ankle_report import MIN_TRANSMISSION, AnkleSurvey
 from linkage_lab.kinematics.rsu_geometry import RSUAnkleGeometry
 
 
-def plot_transmission_map(
-    data: AnkleSurvey, report: dict[str, Any], path: str | Path, dpi: int = 120
-) -> Path:
+def plot_transmission_map(data: AnkleSurvey, report: dict[str, Any], path: str | Path, dpi: int = 120) -> Path:
     """Write the transmission map (min over the two motors) with the worst pose marked (PNG)."""
     from matplotlib.figure import Figure
 
@@ -24,9 +22,7 @@ def plot_transmission_map(
     # A bare Figure (no pyplot): no GUI backend, nothing global to switch or close.
     fig = Figure(figsize=(7.5, 4.5))
     ax = fig.subplots()
-    mesh = ax.pcolormesh(
-        data.pitch_deg, data.roll_deg, field, shading="nearest", cmap="viridis", vmin=0, vmax=1
-    )
+    mesh = ax.pcolormesh(data.pitch_deg, data.roll_deg, field, shading="nearest", cmap="viridis", vmin=0, vmax=1)
     fig.colorbar(mesh, ax=ax, label="transmission, min over motors a, b")
     levels = ax.contour(
         data.pitch_deg,
@@ -38,14 +34,10 @@ def plot_transmission_map(
     )
     ax.clabel(levels, fmt="%.1f", fontsize="small")
     if field.min() < MIN_TRANSMISSION < field.max():
-        ax.contour(
-            data.pitch_deg, data.roll_deg, field, levels=[MIN_TRANSMISSION], colors="red", linewidths=1.5
-        )
+        ax.contour(data.pitch_deg, data.roll_deg, field, levels=[MIN_TRANSMISSION], colors="red", linewidths=1.5)
         ax.plot([], [], color="red", label=f"transmission {MIN_TRANSMISSION} (design rule)")
         ax.legend(loc="lower right", fontsize="small")
-    ax.plot(
-        worst["pitch_deg"], worst["roll_deg"], marker="X", color="red", markersize=12, markeredgecolor="white"
-    )
+    ax.plot(worst["pitch_deg"], worst["roll_deg"], marker="X", color="red", markersize=12, markeredgecolor="white")
     ax.annotate(
         f"worst {worst['value']:.3f} (motor {worst['motor']})",
         (worst["pitch_deg"], worst["roll_deg"]),
@@ -61,9 +53,7 @@ def plot_transmission_map(
     return save_figure_atomic(fig, Path(path), dpi=dpi)
 
 
-def plot_torque_diamond(
-    geometry: RSUAnkleGeometry, diamond: dict[str, Any], path: str | Path, dpi: int = 120
-) -> Path:
+def plot_torque_diamond(geometry: RSUAnkleGeometry, diamond: dict[str, Any], path: str | Path, dpi: int = 120) -> Path:
     """Write the feasible torque set at a pose vs the simulator's box and the demand (PNG)."""
     from matplotlib.figure import Figure
 
@@ -94,13 +84,9 @@ def plot_torque_diamond(
     )
     demand = np.asarray(diamond["demand_nm"])
     mirrors = demand * np.array([[1, -1], [-1, 1], [-1, -1]])
-    ax.plot(
-        mirrors[:, 0], mirrors[:, 1], "o", mfc="none", color="black", alpha=0.5, label="demand, other signs"
-    )
+    ax.plot(mirrors[:, 0], mirrors[:, 1], "o", mfc="none", color="black", alpha=0.5, label="demand, other signs")
     marker = "o" if diamond["demand_feasible"] else "X"
-    ax.plot(
-        *demand, marker, color="black", markersize=10, label=f"demand ({demand[0]:+g}, {demand[1]:+g}) N·m"
-    )
+    ax.plot(*demand, marker, color="black", markersize=10, label=f"demand ({demand[0]:+g}, {demand[1]:+g}) N·m")
     ax.axhline(0, color="grey", lw=0.5)
     ax.axvline(0, color="grey", lw=0.5)
     ax.set_aspect("equal")

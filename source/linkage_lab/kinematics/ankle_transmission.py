@@ -46,9 +46,7 @@ class RSUAnkleTransmission(Transmission):
     def jacobian(self, joint_pos: torch.Tensor) -> torch.Tensor:
         return ik_and_jacobian(self.geometry, joint_pos)[1]
 
-    def joint_position(
-        self, motor_pos: torch.Tensor, joint_pos_guess: torch.Tensor | None = None
-    ) -> torch.Tensor:
+    def joint_position(self, motor_pos: torch.Tensor, joint_pos_guess: torch.Tensor | None = None) -> torch.Tensor:
         """Forward kinematics (Newton, warm-started from ``joint_pos_guess``, else neutral).
 
         Raises:
@@ -63,9 +61,7 @@ class RSUAnkleTransmission(Transmission):
         self, motor_pos: torch.Tensor, joint_pos_guess: torch.Tensor | None = None
     ) -> ForwardKinematicsResult:
         """Forward kinematics with explicit ``converged`` and ``in_range`` masks; never raises."""
-        return forward_kinematics(
-            self.geometry, motor_pos, joint_pos_guess, tol=self.fk_tol, max_iter=self.fk_max_iter
-        )
+        return forward_kinematics(self.geometry, motor_pos, joint_pos_guess, tol=self.fk_tol, max_iter=self.fk_max_iter)
 
     def transmission(self, joint_pos: torch.Tensor) -> torch.Tensor:
         """Transmission per motor (§6), ``(..., 2)``, 1 = rod square to the crank, 0 = singular."""

@@ -102,16 +102,13 @@ def _constants(geometry: RSUAnkleGeometry, dtype: torch.dtype, device: str) -> _
     values += [r**2 - lengths**2, 1.0 / (2 * r * lengths), lengths**2]
 
     def build(signs: np.ndarray) -> _LoopConstants:
-        columns = [
-            torch.tensor(v, dtype=dtype, device=device).unsqueeze(-1) for v in [*values, signs, -signs / 2]
-        ]
+        columns = [torch.tensor(v, dtype=dtype, device=device).unsqueeze(-1) for v in [*values, signs, -signs / 2]]
         return _LoopConstants(*columns, crank_radius_m=r, neutral_crank_angle_rad=theta0)
 
     # The assembled branch is the one through φ = 0 at neutral: compare both there.
     neutral = torch.zeros(1, dtype=dtype, device=device)
     plus, minus = (
-        _solve_loop(build(np.full(2, s)), neutral, neutral, False).motor_pos.abs().squeeze(-1).cpu()
-        for s in (1, -1)
+        _solve_loop(build(np.full(2, s)), neutral, neutral, False).motor_pos.abs().squeeze(-1).cpu() for s in (1, -1)
     )
     if bool(((plus - minus).abs() < 1e-6).any()):
         raise ValueError(f"ankle {geometry.preset}/{geometry.side}: a rod is singular at the neutral pose")
@@ -139,9 +136,7 @@ def _foot_points(
     return _FootPoints(cos_p, sin_p, vec_y, vec_z, rel_x, rel_z)
 
 
-def _solve_loop(
-    c: _LoopConstants, pitch: torch.Tensor, roll: torch.Tensor, with_jacobian: bool
-) -> _LoopSolution:
+def _solve_loop(c: _LoopConstants, pitch: torch.Tensor, roll: torch.Tensor, with_jacobian: bool) -> _LoopSolution:
     """The math of :func:`evaluate` on flat ``(N,)`` pitch and roll; results ``(2, N)``.
 
     Works with ``K = 2r κ = ‖d‖² + r² − L²`` and ``2r S = √(4r² h² − K²)``; atan2 does not mind
@@ -203,14 +198,10 @@ def evaluate(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, with_jacobian:
         The :class:`AnkleState`; check ``reachable`` (or use :func:`inverse_kinematics`).
     """
     loop = _flat_loop(geometry, joint_pos, with_jacobian)
-    transmission = (
-        loop.perp2 * _constants(geometry, joint_pos.dtype, str(joint_pos.device)).transmission_scale
-    )
+    transmission = loop.perp2 * _constants(geometry, joint_pos.dtype, str(joint_pos.device)).transmission_scale
     jacobian = _unflatten_jacobian(loop, joint_pos) if with_jacobian else None
     reachable = _unflatten(loop.perp2_sq >= 0.0, joint_pos)
-    return AnkleState(
-        _unflatten(loop.motor_pos, joint_pos), jacobian, _unflatten(transmission, joint_pos), reachable
-    )
+    return AnkleState(_unflatten(loop.motor_pos, joint_pos), jacobian, _unflatten(transmission, joint_pos), reachable)
 
 
 def _flat_loop(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, with_jacobian: bool) -> _LoopSolution:
@@ -271,9 +262,7 @@ def transmission(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor) -> torch.T
     return state.transmission
 
 
-def raise_if_unreachable(
-    geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, reachable: torch.Tensor
-) -> None:
+def raise_if_unreachable(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, reachable: torch.Tensor) -> None:
     """Raise :class:`UnreachablePoseError` naming the first unreachable motor and pose, if any."""
     if bool(reachable.all()):
         return

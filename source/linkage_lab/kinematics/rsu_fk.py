@@ -56,8 +56,7 @@ class ForwardKinematicsResult:
             return
         index = tuple(failed.nonzero()[0].tolist())
         pose = ", ".join(
-            f"{n}={math.degrees(float(v)):+.2f}°"
-            for n, v in zip(JOINT_NAMES, self.joint_pos[index], strict=True)
+            f"{n}={math.degrees(float(v)):+.2f}°" for n, v in zip(JOINT_NAMES, self.joint_pos[index], strict=True)
         )
         raise ForwardKinematicsError(
             f"ankle {geometry.preset}/{geometry.side}: forward kinematics {what} for {int(failed.sum())} of "

@@ -75,9 +75,7 @@ class RSUAnkleGeometry:
     def crank_tip_m(self, motor: int, crank_angle_rad: float) -> np.ndarray:
         """Crank tip ``C_i(θ) = M_i + r (cos θ, 0, sin θ)`` (m) of motor index ``motor``."""
         centre = np.asarray(self.motor_centre_m[motor], dtype=np.float64)
-        return centre + self.crank_radius_m * np.array(
-            [math.cos(crank_angle_rad), 0.0, math.sin(crank_angle_rad)]
-        )
+        return centre + self.crank_radius_m * np.array([math.cos(crank_angle_rad), 0.0, math.sin(crank_angle_rad)])
 
     def mirrored(self) -> RSUAnkleGeometry:
         """The mirror image in y (left ↔ right): every y negated, roll range negated.

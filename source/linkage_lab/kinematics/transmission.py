@@ -36,9 +36,7 @@ class Transmission(ABC):
         """``J = ∂θ/∂q`` at ``joint_pos``, shape ``(..., n, n)``."""
 
     @abstractmethod
-    def joint_position(
-        self, motor_pos: torch.Tensor, joint_pos_guess: torch.Tensor | None = None
-    ) -> torch.Tensor:
+    def joint_position(self, motor_pos: torch.Tensor, joint_pos_guess: torch.Tensor | None = None) -> torch.Tensor:
         """Inverse of :meth:`motor_position` (forward kinematics of the linkage)."""
 
     @property
@@ -94,9 +92,7 @@ class ConstantJacobianTransmission(Transmission):
     def jacobian(self, joint_pos: torch.Tensor) -> torch.Tensor:
         return self.matrix(joint_pos).expand(*joint_pos.shape[:-1], self.num_joints, self.num_joints)
 
-    def joint_position(
-        self, motor_pos: torch.Tensor, joint_pos_guess: torch.Tensor | None = None
-    ) -> torch.Tensor:
+    def joint_position(self, motor_pos: torch.Tensor, joint_pos_guess: torch.Tensor | None = None) -> torch.Tensor:
         inverse = torch.linalg.inv(self.matrix(motor_pos))
         return _matvec(inverse, motor_pos)
 

@@ -5,16 +5,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import isaaclab.sim as sim_utils
 from isaaclab.actuators import DCMotorCfg
 from isaaclab.assets.articulation import ArticulationCfg
-from isaaclab_newton.sim.schemas import NewtonArticulationCfg
-from isaaclab_physx.sim.schemas import PhysxArticulationCfg, PhysxRigidBodyCfg
 
 from linkage_lab.actuators.linkage_actuator import LinkageActuatorCfg, linkage_actuator_cfg
 from linkage_lab.config import load_robot_config
-from linkage_lab.description.build import ensure_assets
 from linkage_lab.robots.limit_joints import JOINT_NAMES, JOINT_TYPES, LEGS
+from linkage_lab.robots.spawn import local_usd_spawn
 
 
 def standing_height_m(cfg: dict[str, Any]) -> float:
@@ -23,9 +20,7 @@ def standing_height_m(cfg: dict[str, Any]) -> float:
     geom = cfg["geometry"]
     thigh_angle = pose["hip"]
     shank_angle = pose["hip"] + pose["knee"]
-    ankle_depth = geom["thigh_length_m"] * math.cos(thigh_angle) + geom["shank_length_m"] * math.cos(
-        shank_angle
-    )
+    ankle_depth = geom["thigh_length_m"] * math.cos(thigh_angle) + geom["shank_length_m"] * math.cos(shank_angle)
     return ankle_depth + geom["foot"]["sole_below_ankle_m"]
 
 
@@ -101,15 +96,7 @@ def limit_articulation_cfg(
     pose = control["standing_pose_rad"]
     return ArticulationCfg(
         prim_path="{ENV_REGEX_NS}/Robot",
-        spawn=sim_utils.UsdFileCfg(
-            usd_path=str(ensure_assets("limit")),
-            activate_contact_sensors=True,
-            rigid_props=PhysxRigidBodyCfg(disable_gravity=False, max_depenetration_velocity=1.0),
-            articulation_props=[
-                PhysxArticulationCfg(enabled_self_collisions=False, solver_position_iteration_count=4),
-                NewtonArticulationCfg(self_collision_enabled=False),
-            ],
-        ),
+        spawn=local_usd_spawn("limit"),
         init_state=ArticulationCfg.InitialStateCfg(
             pos=(0.0, 0.0, standing_height_m(cfg) + 0.01),
             joint_pos={f".*_{j}": pose[j] for j in JOINT_TYPES},

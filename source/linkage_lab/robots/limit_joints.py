@@ -66,9 +66,7 @@ def entry_by_name(name: str) -> JointEntry:
     try:
         return _BY_NAME[name]
     except KeyError:
-        raise KeyError(
-            f"unknown Limit joint name {name!r}; names are {{fl,fr,rl,rr}}_{{hip,knee,ankle}}"
-        ) from None
+        raise KeyError(f"unknown Limit joint name {name!r}; names are {{fl,fr,rl,rr}}_{{hip,knee,ankle}}") from None
 
 
 def trot_pair_ids(pair: str) -> tuple[int, ...]:

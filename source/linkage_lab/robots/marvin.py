@@ -14,15 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import isaaclab.sim as sim_utils
 from isaaclab.actuators import DCMotorCfg
 from isaaclab.assets.articulation import ArticulationCfg
-from isaaclab_newton.sim.schemas import NewtonArticulationCfg
-from isaaclab_physx.sim.schemas import PhysxArticulationCfg, PhysxRigidBodyCfg
 
 from linkage_lab.actuators.linkage_actuator import LinkageActuatorCfg, linkage_actuator_cfg
 from linkage_lab.config import load_robot_config
-from linkage_lab.description.build import ensure_assets
+from linkage_lab.robots.spawn import local_usd_spawn
 
 SIDES = ("left", "right")
 LEG_JOINTS = ("hip_yaw", "hip_roll", "hip_pitch", "knee", "ankle_pitch", "ankle_roll")
@@ -85,7 +82,10 @@ def ankle_actuator_cfg(
             control_space="joint",
             motor_peak_torque_nm=[box.pitch_peak_nm, box.roll_peak_nm],
             motor_no_load_speed_rads=[box.pitch_speed_rads, box.roll_speed_rads],
-            actuator_velocity_limit={".*_ankle_pitch": box.pitch_speed_rads, ".*_ankle_roll": box.roll_speed_rads},
+            actuator_velocity_limit={
+                ".*_ankle_pitch": box.pitch_speed_rads,
+                ".*_ankle_roll": box.roll_speed_rads,
+            },
             model="kin_only",
             **common,
         )
@@ -127,7 +127,10 @@ def standing_height_m(cfg: dict[str, Any]) -> float:
 
 
 def marvin_articulation_cfg(
-    cfg: dict[str, Any] | None = None, ankle_mode: str = "diamond", physics_dt_s: float = 0.005, **ankle_options
+    cfg: dict[str, Any] | None = None,
+    ankle_mode: str = "diamond",
+    physics_dt_s: float = 0.005,
+    **ankle_options,
 ) -> ArticulationCfg:
     """Marvin's :class:`ArticulationCfg` with the ankles in ``ankle_mode`` (``diamond`` or ``box``)."""
     cfg = load_robot_config("marvin") if cfg is None else cfg
@@ -138,15 +141,7 @@ def marvin_articulation_cfg(
     pose = cfg["control"]["standing_pose_rad"]
     return ArticulationCfg(
         prim_path="{ENV_REGEX_NS}/Robot",
-        spawn=sim_utils.UsdFileCfg(
-            usd_path=str(ensure_assets("marvin")),
-            activate_contact_sensors=True,
-            rigid_props=PhysxRigidBodyCfg(disable_gravity=False, max_depenetration_velocity=1.0),
-            articulation_props=[
-                PhysxArticulationCfg(enabled_self_collisions=False, solver_position_iteration_count=4),
-                NewtonArticulationCfg(self_collision_enabled=False),
-            ],
-        ),
+        spawn=local_usd_spawn("marvin"),
         init_state=ArticulationCfg.InitialStateCfg(
             pos=(0.0, 0.0, standing_height_m(cfg) + 0.02),
             joint_pos={f".*_{j}": v for j, v in pose.items()},

@@ -82,8 +82,7 @@ def leg_inverse_kinematics(
     reach = float(np.linalg.norm(hip_from_ankle))
     if reach > (thigh + shin) * (1.0 + _REACH_RTOL) or reach < abs(thigh - shin) * (1.0 - _REACH_RTOL):
         raise LegReachError(
-            f"ankle target {reach:.4f} m from the hip; the leg reaches {abs(thigh - shin):.4f} … "
-            f"{thigh + shin:.4f} m"
+            f"ankle target {reach:.4f} m from the hip; the leg reaches {abs(thigh - shin):.4f} … {thigh + shin:.4f} m"
         )
     cos_knee = (reach * reach - thigh * thigh - shin * shin) / (2.0 * thigh * shin)
     knee = math.acos(min(1.0, max(-1.0, cos_knee)))
@@ -92,12 +91,7 @@ def leg_inverse_kinematics(
     ankle_pitch = math.atan2(rx, math.hypot(ry, rz)) - math.atan2(
         -thigh * math.sin(knee), thigh * math.cos(knee) + shin
     )
-    hip = (
-        pelvis_rotation.T
-        @ foot_rotation
-        @ _rot("ankle_roll", -ankle_roll)
-        @ _rot("hip_pitch", ankle_pitch - knee)
-    )
+    hip = pelvis_rotation.T @ foot_rotation @ _rot("ankle_roll", -ankle_roll) @ _rot("hip_pitch", ankle_pitch - knee)
     hip_yaw = math.atan2(-hip[0, 1], hip[1, 1])
     hip_roll = math.atan2(hip[2, 1], math.hypot(hip[0, 1], hip[1, 1]))
     hip_pitch = math.atan2(-hip[2, 0], hip[2, 2])

@@ -50,9 +50,7 @@ def step_up_check(
     tree = KinematicTree(build_marvin_model(load_robot_config("marvin")))
     pose = solve_step_up_pose(tree, cfg)
     side = pose.cfg.stance_side
-    stance_torque = {
-        name: tree.grounded_joint_torque(pose.frames, f"{side}_{name}", gravity_mps2) for name in LEG_AXES
-    }
+    stance_torque = {name: tree.grounded_joint_torque(pose.frames, f"{side}_{name}", gravity_mps2) for name in LEG_AXES}
     demand = torch.tensor([stance_torque["ankle_pitch"], stance_torque["ankle_roll"]], dtype=torch.float64)
     ankle_pose = torch.tensor(
         [pose.joint_pos[f"{side}_ankle_pitch"], pose.joint_pos[f"{side}_ankle_roll"]], dtype=torch.float64
@@ -163,9 +161,7 @@ def format_step_up(result: dict[str, Any]) -> str:
         ("worst-pose pure axis", "worst_pure_capacity_nm", "fits_worst_pure_rated"),
     ):
         caps = result[key]
-        lines.append(
-            f"    {label:<28}{caps['pitch_rated']:>7.1f} {caps['roll_rated']:>7.1f}   {_yes(result[fit])}"
-        )
+        lines.append(f"    {label:<28}{caps['pitch_rated']:>7.1f} {caps['roll_rated']:>7.1f}   {_yes(result[fit])}")
     lines += [
         "",
         f"  diamond at the pose: motors a {torque['a']:+.1f}, b {torque['b']:+.1f} N·m  "

@@ -143,18 +143,12 @@ class _StepUpSolver:
         if width is None:
             width = float(abs(self.hip_offset_m[self.stance][1] - self.hip_offset_m[self.swing][1]))
         inward = -1.0 if self.stance == "left" else 1.0
-        self.swing_ankle_m = np.array(
-            [-cfg.tread_m, inward * width, -cfg.step_height_m + cfg.swing_clearance_m]
-        )
+        self.swing_ankle_m = np.array([-cfg.tread_m, inward * width, -cfg.step_height_m + cfg.swing_clearance_m])
         thigh, shin = self.thigh_m, self.shin_m
-        self.swing_reach_m = math.sqrt(
-            thigh * thigh + shin * shin + 2.0 * thigh * shin * math.cos(cfg.swing_knee_rad)
-        )
+        self.swing_reach_m = math.sqrt(thigh * thigh + shin * shin + 2.0 * thigh * shin * math.cos(cfg.swing_knee_rad))
         self.sole_m = _sole_extent(tree, f"{self.stance}_foot")
         upper = tree.joint_by_name[f"{self.stance}_ankle_pitch"].limit_rad[1]
-        self.ankle_cap_rad = (
-            upper if cfg.max_stance_ankle_pitch_rad is None else cfg.max_stance_ankle_pitch_rad
-        )
+        self.ankle_cap_rad = upper if cfg.max_stance_ankle_pitch_rad is None else cfg.max_stance_ankle_pitch_rad
 
     def pose(self, x: float, y: float, lean: float) -> tuple[dict[str, float], dict[str, Frame], np.ndarray]:
         """Joint angles, frames and pelvis position for pelvis ``(x, y)`` (m) and ``lean`` (rad)."""
@@ -174,9 +168,7 @@ class _StepUpSolver:
         for side, ankle in feet.items():
             hip = pelvis + pelvis_rotation @ self.hip_offset_m[side]
             try:
-                angles = leg_inverse_kinematics(
-                    hip, ankle, np.eye(3), pelvis_rotation, self.thigh_m, self.shin_m
-                )
+                angles = leg_inverse_kinematics(hip, ankle, np.eye(3), pelvis_rotation, self.thigh_m, self.shin_m)
             except LegReachError as exc:
                 raise StepUpPoseError(f"{side} foot: {exc}") from exc
             joint_pos.update(angles.joint_pos(side))
@@ -275,7 +267,6 @@ def _limit_violations(tree: KinematicTree, joint_pos: dict[str, float]) -> list[
         lower, upper = tree.joint_by_name[name].limit_rad
         if not lower - 1e-9 <= value <= upper + 1e-9:
             out.append(
-                f"{name} {math.degrees(value):+.1f}° outside "
-                f"{math.degrees(lower):+.1f}° … {math.degrees(upper):+.1f}°"
+                f"{name} {math.degrees(value):+.1f}° outside {math.degrees(lower):+.1f}° … {math.degrees(upper):+.1f}°"
             )
     return out

@@ -103,13 +103,9 @@ def run_isaac_leg(
         columns = [robot.joint_names.index(name) for name in names]
         group = [actuator.joint_names.index(name) for name in names]
         ankle = robot.joint_names.index(f"{cfg.leg}_ankle")
-        live = drive_cfg(
-            actuator.cfg, actuator.stiffness[0, group].tolist(), actuator.damping[0, group].tolist()
-        )
+        live = drive_cfg(actuator.cfg, actuator.stiffness[0, group].tolist(), actuator.damping[0, group].tolist())
         if expected_drive is not None and live != expected_drive:
-            raise RuntimeError(
-                f"the task's {model} drive differs from the expected one:\n{live}\n{expected_drive}"
-            )
+            raise RuntimeError(f"the task's {model} drive differs from the expected one:\n{live}\n{expected_drive}")
         info.update(
             physics_dt_s=dt,
             armature_kgm2=robot.data.joint_armature.torch[0, columns].tolist(),
@@ -202,9 +198,7 @@ def run_isaac_consistency(
     for model in cfg.models:
         isaac_runs[model] = run_isaac_leg(model, targets, cfg, task_drive_cfg(model, dt))
         if abs(isaac_runs[model].info["physics_dt_s"] - dt) > 1e-12:
-            raise RuntimeError(
-                f"the task's physics step is {isaac_runs[model].info['physics_dt_s']} s, not {dt}"
-            )
+            raise RuntimeError(f"the task's physics step is {isaac_runs[model].info['physics_dt_s']} s, not {dt}")
         report(f"isaac {model}")
     body, across_m = urdf_leg_body(cfg.leg, float(standing["ankle"]))
     oracle = run_oracle_leg(task_drive_cfg("kin_only", dt), body, targets, dt)
@@ -253,9 +247,7 @@ def _judge(cfg: IsaacConsistencyCfg, results: dict) -> dict:
     for entry in results.values():
         pair = entry["isaac_vs_standalone"]
         entry["pass"] = all(
-            error <= bound
-            for key in tolerance
-            for error, bound in zip(pair[key], tolerance[key], strict=True)
+            error <= bound for key in tolerance for error, bound in zip(pair[key], tolerance[key], strict=True)
         )
 
     def error(model: str, key: str) -> float:
@@ -302,8 +294,7 @@ def format_report(result: dict) -> str:
             entry["standalone_vs_oracle"]["pos_rmse"],
         ]
         text = " ".join(
-            f"{a:9.2e} {b:9.2e} {unit}"
-            for (a, b), unit in zip(cells, ("rad", "N·m", "rad", "rad"), strict=True)
+            f"{a:9.2e} {b:9.2e} {unit}" for (a, b), unit in zip(cells, ("rad", "N·m", "rad", "rad"), strict=True)
         )
         lines.append(f"{model:10s} {text}  {'pass' if entry['pass'] else 'FAIL'}")
     order = result["oracle_order"]

@@ -45,9 +45,7 @@ def _rotate_xz(point, angle: float) -> np.ndarray:
     return np.array([c * point[0] + s * point[1], -s * point[0] + c * point[1]])
 
 
-def urdf_leg_body(
-    leg: str = "fl", ankle_rad: float | None = None, robot: str = "limit"
-) -> tuple[LegBody, float]:
+def urdf_leg_body(leg: str = "fl", ankle_rad: float | None = None, robot: str = "limit") -> tuple[LegBody, float]:
     """The serial leg's bodies from the generated description (the link inertias Isaac Lab simulates).
 
     Upper link: the ``{leg}_hip`` link. Lower link: ``{leg}_thigh`` plus the ankle block and foot
@@ -95,9 +93,7 @@ def urdf_leg_body(
     return body, float(lower_com[0])
 
 
-def run_standalone_leg(
-    drive_cfg: LinkageDriveCfg, body: LegBody, joint_targets: np.ndarray, dt: float
-) -> LegRun:
+def run_standalone_leg(drive_cfg: LinkageDriveCfg, body: LegBody, joint_targets: np.ndarray, dt: float) -> LegRun:
     """The serial MuJoCo leg under :class:`LinkageDrive`, a PD update every step of ``dt`` (s).
 
     The leg integrates damping implicitly (MuJoCo's ``eulerdamp``, on in the Limit task's MuJoCo-Warp
@@ -144,9 +140,7 @@ def run_oracle_leg(drive_cfg: LinkageDriveCfg, body: LegBody, joint_targets: np.
     )
 
 
-def _drive_loop(
-    drive: LinkageDrive, joint_targets: np.ndarray, dt: float, read: Callable, apply: Callable
-) -> LegRun:
+def _drive_loop(drive: LinkageDrive, joint_targets: np.ndarray, dt: float, read: Callable, apply: Callable) -> LegRun:
     """Per step: ``read()`` the serial state ``(q, q̇)``, run ``drive``, ``apply(output)``; log."""
     targets = torch.from_numpy(np.asarray(joint_targets, dtype=np.float64))
     zero = torch.zeros(1, 2, dtype=torch.float64)
