@@ -166,3 +166,15 @@ def test_targets_are_clamped_to_joint_ranges():
 def test_trajectory_out_of_reach_is_rejected():
     with pytest.raises(LegReachError, match="biped gait trajectory"):
         BipedGait(marvin_gait_cfg(hip_height_m=0.62, step_length_m=0.4))
+
+
+def test_torso_lean_tilts_the_pelvis_over_unchanged_legs():
+    upright = BipedGait(marvin_gait_cfg(joint_limits_rad=None)).joint_targets(2.0, _torso(2), 0.5)
+    leaning = BipedGait(marvin_gait_cfg(joint_limits_rad=None, torso_lean_rad=0.1)).joint_targets(
+        2.0, _torso(2), 0.5
+    )
+    for side in ("left", "right"):
+        # Hip pitch − = thigh forward of the pelvis: a pelvis pitched forward by 0.1 over a fixed thigh.
+        assert torch.allclose(leaning[f"{side}_hip_pitch"], upright[f"{side}_hip_pitch"] - 0.1)
+        for joint in ("knee", "ankle_pitch", "hip_roll", "ankle_roll"):
+            assert torch.equal(leaning[f"{side}_{joint}"], upright[f"{side}_{joint}"])

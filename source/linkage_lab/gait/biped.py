@@ -70,6 +70,9 @@ class BipedGaitCfg:
     """``c ∈ [0, 1)``: the foot lifts only while ``sin ψ > c`` (unitless)."""
     neutral_foot_x_m: float = 0.0
     """Forward offset of the foot's mid-stride point from the hip (m)."""
+    torso_lean_rad: float = 0.0
+    """Forward lean of the torso (rad, + = leaning forward): added to both hip pitches with the legs
+    unchanged, it moves the torso's centre of mass forward without moving the feet."""
     step_ramp_time_s: float = 3.0
     """Step length and arm swing rise from 0 to full over this time after the start (s)."""
     sway_amplitude_rad: float = 0.07
@@ -278,7 +281,8 @@ class BipedGait:
         for index, side in enumerate(BIPED_SIDES):
             targets[f"{side}_hip_yaw"] = hip_yaw[..., index]
             targets[f"{side}_hip_roll"] = hip_roll
-            targets[f"{side}_hip_pitch"] = angles.hip[..., index]
+            # Hip pitch − = thigh forward of the pelvis: a forward-leaning pelvis over the same leg.
+            targets[f"{side}_hip_pitch"] = angles.hip[..., index] - cfg.torso_lean_rad
             targets[f"{side}_knee"] = angles.knee[..., index]
             targets[f"{side}_ankle_pitch"] = angles.ankle[..., index] + ankle_pitch_feedback
             targets[f"{side}_ankle_roll"] = ankle_roll
