@@ -170,9 +170,7 @@ def test_trajectory_out_of_reach_is_rejected():
 
 def test_torso_lean_tilts_the_pelvis_over_unchanged_legs():
     upright = BipedGait(marvin_gait_cfg(joint_limits_rad=None)).joint_targets(2.0, _torso(2), 0.5)
-    leaning = BipedGait(marvin_gait_cfg(joint_limits_rad=None, torso_lean_rad=0.1)).joint_targets(
-        2.0, _torso(2), 0.5
-    )
+    leaning = BipedGait(marvin_gait_cfg(joint_limits_rad=None, torso_lean_rad=0.1)).joint_targets(2.0, _torso(2), 0.5)
     for side in ("left", "right"):
         # Hip pitch − = thigh forward of the pelvis: a pelvis pitched forward by 0.1 over a fixed thigh.
         assert torch.allclose(leaning[f"{side}_hip_pitch"], upright[f"{side}_hip_pitch"] - 0.1)
