@@ -176,3 +176,19 @@ def test_torso_lean_tilts_the_pelvis_over_unchanged_legs():
         assert torch.allclose(leaning[f"{side}_hip_pitch"], upright[f"{side}_hip_pitch"] - 0.1)
         for joint in ("knee", "ankle_pitch", "hip_roll", "ankle_roll"):
             assert torch.equal(leaning[f"{side}_{joint}"], upright[f"{side}_{joint}"])
+
+
+@pytest.mark.parametrize("right_phase, right_weight", [(1.5 * math.pi, 1.0), (0.5 * math.pi, 0.0), (0.0, 0.5)])
+def test_stance_hip_feedback_weights(right_phase, right_weight):
+    # φ = 2π f (t − t₀) with f = 1 Hz and t₀ = 0: t = ψ_R / 2π puts the right leg at ψ_R.
+    time = right_phase / (2 * math.pi)
+    cfg = _plain_cfg(frequency_hz=1.0, hip_pitch_gain=0.4, hip_roll_gain=0.3)
+    torso = _torso(1, pitch_rad=0.1, roll_rad=-0.2)
+    with_feedback = BipedGait(cfg).joint_targets(time, torso, 0.0)
+    without = BipedGait(_plain_cfg(frequency_hz=1.0)).joint_targets(time, torso, 0.0)
+    # w = ½(1 − sin ψ): 1 mid-stance, 0 mid-swing, ½ at touch-down; the left leg is half a cycle away.
+    for side, weight in (("right", right_weight), ("left", 1.0 - right_weight)):
+        pitch_delta = with_feedback[f"{side}_hip_pitch"] - without[f"{side}_hip_pitch"]
+        roll_delta = with_feedback[f"{side}_hip_roll"] - without[f"{side}_hip_roll"]
+        assert pitch_delta.item() == pytest.approx(0.4 * 0.1 * weight, abs=1e-9)
+        assert roll_delta.item() == pytest.approx(0.3 * -0.2 * weight, abs=1e-9)

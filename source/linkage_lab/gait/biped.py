@@ -87,6 +87,11 @@ class BipedGaitCfg:
     """``K_θ̇``: ankle pitch correction per torso pitch rate (rad per rad/s = s)."""
     roll_gain: float = 0.38
     """``K_ϕ``: ankle roll correction ``Δankle_roll = −K_ϕ ϕ`` (rad/rad)."""
+    hip_pitch_gain: float = 0.0
+    """Stance-hip torso pitch feedback ``Δhip_pitch = K_hθ θ w`` (rad/rad), ``w = ½(1 − sin ψ)`` the
+    leg's stance weight: the stance hip turns the pelvis back upright (0 = gait.md's ankle-only loop)."""
+    hip_roll_gain: float = 0.0
+    """Stance-hip torso roll feedback ``Δhip_roll = K_hϕ ϕ w`` (rad/rad), as ``hip_pitch_gain``."""
     lane_gain_rad_per_m: float = 0.5
     """``K_y``: heading reference per metre of lateral error, ``ψ_ref = sat(−K_y (y − y_lane))`` (rad/m)."""
     heading_ref_limit_rad: float = 0.3
@@ -280,9 +285,12 @@ class BipedGait:
         targets: dict[str, torch.Tensor] = {}
         for index, side in enumerate(BIPED_SIDES):
             targets[f"{side}_hip_yaw"] = hip_yaw[..., index]
-            targets[f"{side}_hip_roll"] = hip_roll
+            stance_weight = 0.5 * (1.0 - torch.sin(psi[..., index]))
+            targets[f"{side}_hip_roll"] = hip_roll + cfg.hip_roll_gain * torso.roll_rad * stance_weight
             # Hip pitch − = thigh forward of the pelvis: a forward-leaning pelvis over the same leg.
-            targets[f"{side}_hip_pitch"] = angles.hip[..., index] - cfg.torso_lean_rad
+            targets[f"{side}_hip_pitch"] = (
+                angles.hip[..., index] - cfg.torso_lean_rad + cfg.hip_pitch_gain * torso.pitch_rad * stance_weight
+            )
             targets[f"{side}_knee"] = angles.knee[..., index]
             targets[f"{side}_ankle_pitch"] = angles.ankle[..., index] + ankle_pitch_feedback
             targets[f"{side}_ankle_roll"] = ankle_roll
