@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import sys
 
 #: Presets of ``s3n table``: the paper's leg (s3n.md §4) and the Limit (placeholder motor values).
 PRESETS = ("paper", "limit")
@@ -136,7 +138,11 @@ def _validate_isaac(args: argparse.Namespace) -> int:
     if args.duration is not None and args.duration <= 0.0:
         raise CliError("--duration must be positive")
     cfg = IsaacConsistencyCfg()
-    with tqdm(total=2 * len(cfg.models) + 1, desc="s3n validate --isaac", unit="run", leave=False) as bar:
+    # Isaac Lab prints its configuration tables to stdout: keep stdout for the report alone.
+    with (
+        contextlib.redirect_stdout(sys.stderr),
+        tqdm(total=2 * len(cfg.models) + 1, desc="s3n validate --isaac", unit="run", leave=False) as bar,
+    ):
         result = run_isaac_consistency(
             duration_s=args.duration, progress=lambda label: (bar.set_postfix_str(label), bar.update())
         )

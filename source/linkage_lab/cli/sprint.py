@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import sys
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,7 +43,9 @@ def _sprint(args: argparse.Namespace) -> int:
     name = "scripted" if args.policy == "scripted" else Path(args.policy).stem
     out = Path(args.out) if args.out else REPO_ROOT / "outputs" / "sprint" / f"{name}_{args.ankle}"
     try:
-        record = run_race(args.policy, args.ankle, args.device, overrides, progress=not args.json)
+        # Isaac Lab prints its configuration tables to stdout: with --json keep stdout for the JSON.
+        with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+            record = run_race(args.policy, args.ankle, args.device, overrides, progress=not args.json)
     except (PolicyLoadError, FileNotFoundError, TypeError, ValueError) as exc:
         raise CliError(str(exc)) from exc
     files = write_race(record, out)
