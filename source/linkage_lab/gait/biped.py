@@ -90,6 +90,23 @@ class BipedGaitCfg:
     hip_pitch_gain: float = 0.0
     """Stance-hip torso pitch feedback ``Δhip_pitch = K_hθ θ w`` (rad/rad), ``w = ½(1 − sin ψ)`` the
     leg's stance weight: the stance hip turns the pelvis back upright (0 = gait.md's ankle-only loop)."""
+    stance_compensation_rad: dict[str, float] | None = None
+    """Feed-forward sag compensation of the stance leg, by leg joint (``hip_roll``, ``hip_pitch``, ``knee``,
+    ``ankle_pitch``, ``ankle_roll``; left-leg signs, mirrored for the right), each times the other
+    foot's lift fraction ``max(0, sin ψ_other − c) / (1 − c)``, i.e. only in single support (rad). In single support the stance joints carry the whole robot and their PD sags by
+    ``τ / K_p``: the pelvis drops toward the swing side and the swing foot drags. The offsets pre-load
+    that sag; :func:`stance_sag_compensation` derives them from the robot's statics."""
+    foot_placement_velocity_gain_s: float = 0.0
+    """Sagittal foot placement: each swing foot lands ``K_v (v − 2 S f)`` further forward (m per m/s = s),
+    ``v`` the torso's forward speed (heading frame); a robot running ahead of its stride catches itself
+    with a longer step (Raibert). The offset follows ``½(1 − cos ψ)``: 0 at lift-off, full at touch-down,
+    and it is walked back off during stance."""
+    foot_placement_pitch_gain_m: float = 0.0
+    """Sagittal foot placement per torso pitch (m/rad), added to the velocity term."""
+    lateral_placement_velocity_gain_s: float = 0.0
+    """Lateral foot placement ``K_vy v_y`` (m per m/s = s), ``v_y`` the torso's sideways speed (+ left)."""
+    foot_placement_limit_m: float = 0.12
+    """Saturation of each foot placement offset (m)."""
     hip_roll_gain: float = 0.0
     """Stance-hip torso roll feedback ``Δhip_roll = K_hϕ ϕ w`` (rad/rad), as ``hip_pitch_gain``."""
     lane_gain_rad_per_m: float = 0.5
@@ -166,6 +183,8 @@ class TorsoState:
         pitch_rate_rads: ``θ̇`` (rad/s).
         x_m: Torso position along the track (m).
         y_m: Torso lateral position (m), + = left.
+        forward_velocity_mps: Torso velocity along its heading (m/s); None reads as 0.
+        lateral_velocity_mps: Torso velocity to its left, perpendicular to the heading (m/s); None reads as 0.
     """
 
     roll_rad: torch.Tensor
@@ -174,6 +193,8 @@ class TorsoState:
     pitch_rate_rads: torch.Tensor
     x_m: torch.Tensor
     y_m: torch.Tensor
+    forward_velocity_mps: torch.Tensor | None = None
+    lateral_velocity_mps: torch.Tensor | None = None
 
     @classmethod
     def from_tensors(
@@ -188,6 +209,10 @@ class TorsoState:
             x_m=position_m[..., 0],
             y_m=position_m[..., 1],
         )
+
+
+def _or_zeros(value: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor:
+    return torch.zeros_like(like) if value is None else value
 
 
 def lateral_sway(phase: torch.Tensor, amplitude_rad: torch.Tensor | float, lead_rad: float) -> torch.Tensor:
@@ -259,6 +284,18 @@ class BipedGait:
         forward, lift = foot_trajectory(
             psi, cfg.step_length_m * stride_scale, cfg.step_height_m, cfg.double_support_margin
         )
+        # Foot placement: the swing foot lands where the torso's speed error says (0 at lift-off).
+        place_weight = 0.5 * (1.0 - torch.cos(psi))
+        forward_speed = _or_zeros(torso.forward_velocity_mps, torso.pitch_rad)
+        lateral_speed = _or_zeros(torso.lateral_velocity_mps, torso.pitch_rad)
+        nominal_speed = 2.0 * cfg.step_length_m * stride_scale[..., 0] * cfg.frequency_hz
+        limit = cfg.foot_placement_limit_m
+        forward_place = (
+            cfg.foot_placement_velocity_gain_s * (forward_speed - nominal_speed)
+            + cfg.foot_placement_pitch_gain_m * torso.pitch_rad
+        ).clamp(-limit, limit)
+        lateral_place = (cfg.lateral_placement_velocity_gain_s * lateral_speed).clamp(-limit, limit)
+        forward = forward + forward_place.unsqueeze(-1) * place_weight
         angles = leg_ik(
             forward + cfg.neutral_foot_x_m,
             cfg.hip_height_m - lift,
@@ -282,21 +319,40 @@ class BipedGait:
         # as its own foot swings forward, i.e. forward with the opposite leg.
         shoulder = cfg.shoulder_pitch_offset_rad - cfg.arm_swing_amplitude_rad * stride_scale * torch.cos(psi)
 
+        # Hip roll + moves the foot to +y: a lateral placement ``dy`` is ``asin(dy / z)`` at the hip.
+        lateral_roll = torch.asin((lateral_place.unsqueeze(-1) * place_weight / cfg.hip_height_m).clamp(-1.0, 1.0))
         targets: dict[str, torch.Tensor] = {}
         for index, side in enumerate(BIPED_SIDES):
             targets[f"{side}_hip_yaw"] = hip_yaw[..., index]
             stance_weight = 0.5 * (1.0 - torch.sin(psi[..., index]))
-            targets[f"{side}_hip_roll"] = hip_roll + cfg.hip_roll_gain * torso.roll_rad * stance_weight
+            # Single support of this leg: the other foot's lift over H (0 in double support).
+            single_support = torch.sin(psi[..., 1 - index]).sub(cfg.double_support_margin).clamp(min=0.0) / (
+                1.0 - cfg.double_support_margin
+            )
+            compensation = self._stance_compensation(side, single_support)
+            targets[f"{side}_hip_roll"] = (
+                hip_roll + cfg.hip_roll_gain * torso.roll_rad * stance_weight + lateral_roll[..., index]
+            )
             # Hip pitch − = thigh forward of the pelvis: a forward-leaning pelvis over the same leg.
             targets[f"{side}_hip_pitch"] = (
                 angles.hip[..., index] - cfg.torso_lean_rad + cfg.hip_pitch_gain * torso.pitch_rad * stance_weight
             )
             targets[f"{side}_knee"] = angles.knee[..., index]
             targets[f"{side}_ankle_pitch"] = angles.ankle[..., index] + ankle_pitch_feedback
-            targets[f"{side}_ankle_roll"] = ankle_roll
+            targets[f"{side}_ankle_roll"] = ankle_roll - lateral_roll[..., index]
             targets[f"{side}_shoulder_pitch"] = shoulder[..., index]
             targets[f"{side}_elbow"] = torch.full_like(phase, cfg.elbow_rad)
+            for joint, offset in compensation.items():
+                targets[f"{side}_{joint}"] = targets[f"{side}_{joint}"] + offset
         return {name: self._clamp(name, targets[name]) for name in self.joint_names}
+
+    def _stance_compensation(self, side: str, single_support: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The stance leg's sag offsets for one side (rad); roll and yaw mirror on the right."""
+        out: dict[str, torch.Tensor] = {}
+        for joint, offset in (self.cfg.stance_compensation_rad or {}).items():
+            mirrored = side == "right" and ("roll" in joint or "yaw" in joint)
+            out[joint] = (-offset if mirrored else offset) * single_support
+        return out
 
     def joint_targets_tensor(self, *args: Any, **kwargs: Any) -> torch.Tensor:
         """:meth:`joint_targets` stacked in :attr:`joint_names` order, ``(num_envs, 16)`` (rad)."""

@@ -74,7 +74,12 @@ class ScriptedPolicy:
         if self._needs_start.any():
             self.lane_y_m = torch.where(self._needs_start, pos[:, 1], self.lane_y_m)
             self._needs_start[:] = False
-        return TorsoState(rpy[:, 0], rpy[:, 1], rpy[:, 2], pitch_rate, pos[:, 0], pos[:, 1])
+        # Velocity in the heading frame (yaw only), from the world-frame base velocity (odometry).
+        vel = data.root_lin_vel_w.torch[:, :2].to(torch.float64)
+        cos_yaw, sin_yaw = torch.cos(rpy[:, 2]), torch.sin(rpy[:, 2])
+        forward = cos_yaw * vel[:, 0] + sin_yaw * vel[:, 1]
+        lateral = -sin_yaw * vel[:, 0] + cos_yaw * vel[:, 1]
+        return TorsoState(rpy[:, 0], rpy[:, 1], rpy[:, 2], pitch_rate, pos[:, 0], pos[:, 1], forward, lateral)
 
     def joint_targets(self) -> torch.Tensor:
         """Joint position targets (rad) in the action term's joint order, ``(num_envs, n)``."""
