@@ -16,7 +16,10 @@ PI = math.pi
 
 def _torso(n: int = 1, **values: float) -> TorsoState:
     fields = ("roll_rad", "pitch_rad", "yaw_rad", "pitch_rate_rads", "x_m", "y_m")
-    return TorsoState(**{f: torch.full((n,), values.get(f, 0.0), dtype=torch.float64) for f in fields})
+    optional = ("forward_velocity_mps", "lateral_velocity_mps")
+    state = {f: torch.full((n,), values.get(f, 0.0), dtype=torch.float64) for f in fields}
+    state |= {f: torch.full((n,), values[f], dtype=torch.float64) for f in optional if f in values}
+    return TorsoState(**state)
 
 
 def _plain_cfg(**overrides):
@@ -192,3 +195,79 @@ def test_stance_hip_feedback_weights(right_phase, right_weight):
         roll_delta = with_feedback[f"{side}_hip_roll"] - without[f"{side}_hip_roll"]
         assert pitch_delta.item() == pytest.approx(0.4 * 0.1 * weight, abs=1e-9)
         assert roll_delta.item() == pytest.approx(0.3 * -0.2 * weight, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    "right_phase, right_single, left_single",
+    [(1.5 * math.pi, 1.0, 0.0), (0.5 * math.pi, 0.0, 1.0), (0.0, 0.0, 0.0), (math.pi, 0.0, 0.0)],
+)
+def test_stance_compensation_only_in_single_support(right_phase, right_single, left_single):
+    # f = 1 Hz, t₀ = 0: t = ψ_R / 2π. Mid right stance (ψ_R = 3π/2) the left foot is at the top of its
+    # swing, so the right leg carries everything; at ψ_R = 0 and π both feet are down.
+    time = right_phase / (2 * math.pi)
+    comp = {"hip_roll": 0.12, "knee": -0.05, "ankle_pitch": -0.08}
+    cfg = _plain_cfg(frequency_hz=1.0, double_support_margin=0.2, stance_compensation_rad=comp)
+    with_comp = BipedGait(cfg).joint_targets(time, _torso(1), 0.0)
+    without = BipedGait(_plain_cfg(frequency_hz=1.0, double_support_margin=0.2)).joint_targets(time, _torso(1), 0.0)
+    for side, single in (("right", right_single), ("left", left_single)):
+        for joint, offset in comp.items():
+            # Roll is mirrored on the right: abduction (foot outwards) is − there.
+            sign = -1.0 if side == "right" and joint == "hip_roll" else 1.0
+            delta = (with_comp[f"{side}_{joint}"] - without[f"{side}_{joint}"]).item()
+            assert delta == pytest.approx(sign * offset * single, abs=1e-9), (side, joint)
+        for joint in ("hip_yaw", "hip_pitch", "ankle_roll"):
+            assert torch.equal(with_comp[f"{side}_{joint}"], without[f"{side}_{joint}"])
+
+
+def test_stance_compensation_rejects_unknown_joints():
+    with pytest.raises(ValueError, match="stance_compensation_rad"):
+        BipedGait(marvin_gait_cfg(stance_compensation_rad={"shoulder_pitch": 0.1}))
+
+
+def _sagittal_foot_x(targets, side, cfg):
+    """Forward foot position under the hip from the targets (the sagittal leg joints' FK)."""
+    x, _ = leg_fk(
+        targets[f"{side}_hip_pitch"], targets[f"{side}_knee"], cfg.thigh_length_m, cfg.shin_length_m, cfg.leg_convention
+    )
+    return x.item()
+
+
+@pytest.mark.parametrize("speed_error", [0.2, -0.1])
+def test_foot_placement_lands_the_swing_foot_by_the_speed_error(speed_error):
+    cfg = _plain_cfg(frequency_hz=1.0, foot_placement_velocity_gain_s=0.3, foot_placement_limit_m=0.5)
+    nominal = 2.0 * cfg.step_length_m * cfg.frequency_hz
+    moving = _torso(1, forward_velocity_mps=nominal + speed_error)
+    plain = _torso(1, forward_velocity_mps=nominal)
+    gait = BipedGait(cfg)
+    # ψ_R = π: the right foot touches down (full offset); ψ_R = 0: it lifts off (no offset).
+    for right_phase, right_weight in ((math.pi, 1.0), (0.0, 0.0), (0.5 * math.pi, 0.5)):
+        time = right_phase / (2 * math.pi)
+        shifted = _sagittal_foot_x(gait.joint_targets(time, moving, 0.0), "right", cfg)
+        base = _sagittal_foot_x(gait.joint_targets(time, plain, 0.0), "right", cfg)
+        assert shifted - base == pytest.approx(0.3 * speed_error * right_weight, abs=1e-6)
+
+
+def test_foot_placement_saturates_and_missing_velocity_reads_as_standing_still():
+    cfg = _plain_cfg(frequency_hz=1.0, foot_placement_velocity_gain_s=1.0, foot_placement_limit_m=0.05)
+    gait = BipedGait(cfg)
+    time = 0.5  # ψ_R = π: right touch-down
+    fast = _sagittal_foot_x(gait.joint_targets(time, _torso(1, forward_velocity_mps=5.0), 0.0), "right", cfg)
+    nominal = 2.0 * cfg.step_length_m * cfg.frequency_hz
+    plain = _sagittal_foot_x(gait.joint_targets(time, _torso(1, forward_velocity_mps=nominal), 0.0), "right", cfg)
+    assert fast - plain == pytest.approx(0.05, abs=1e-6)
+    unknown = _sagittal_foot_x(gait.joint_targets(time, _torso(1), 0.0), "right", cfg)
+    standing = _sagittal_foot_x(gait.joint_targets(time, _torso(1, forward_velocity_mps=0.0), 0.0), "right", cfg)
+    assert unknown == pytest.approx(standing)
+
+
+def test_lateral_placement_moves_the_swing_foot_sideways_with_a_flat_sole():
+    cfg = _plain_cfg(frequency_hz=1.0, sway_amplitude_rad=0.0, lateral_placement_velocity_gain_s=0.2)
+    gait = BipedGait(cfg)
+    time = 0.5  # ψ_R = π: the right foot touches down, the left lifts off
+    drifting = gait.joint_targets(time, _torso(1, lateral_velocity_mps=0.25), 0.0)
+    still = gait.joint_targets(time, _torso(1), 0.0)
+    # Hip roll + moves the foot to +y by z·sin(roll): the right foot lands 0.2 · 0.25 m further left.
+    roll = (drifting["right_hip_roll"] - still["right_hip_roll"]).item()
+    assert cfg.hip_height_m * math.sin(roll) == pytest.approx(0.2 * 0.25, abs=1e-9)
+    assert (drifting["right_ankle_roll"] - still["right_ankle_roll"]).item() == pytest.approx(-roll)
+    assert torch.equal(drifting["left_hip_roll"], still["left_hip_roll"])

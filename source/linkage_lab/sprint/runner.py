@@ -80,33 +80,66 @@ def run_race(
         tracker = SprintTracker(1, rules, device=unwrapped.device)
         robot = unwrapped.scene["robot"]
         obs, _ = env.reset()
+        # The referee's start is the spawn pose, at time 0 (the clock starts with the simulation).
+        tracker.update(0.0, robot.data.root_pos_w.torch - unwrapped.scene.env_origins)
         path: list[tuple[float, float]] = []
         max_steps = int(round(rules.time_limit_s / unwrapped.step_dt)) + 1
-        time_s = 0.0
         with torch.inference_mode():
             for step in tqdm(range(max_steps), desc="sprint", unit="step", disable=not progress, mininterval=2.0):
                 actions = policy(actor_observation(obs, groups))
-                pos = robot.data.root_pos_w.torch - unwrapped.scene.env_origins
+                before = robot.data.root_pos_w.torch - unwrapped.scene.env_origins
                 obs, _, terminated, truncated, _ = env.step(actions)
-                time_s += unwrapped.step_dt
+                time_s = (step + 1) * unwrapped.step_dt
                 torque, pose = probe.latest()
                 replay.add(torque, pose, step)
-                if not (terminated.any() or truncated.any()):
+                if terminated.any() or truncated.any():
+                    # The env has stopped the physics and reset the robot, so the post-step pose is
+                    # gone: the referee gets the pose its terms say it reached (see stopped_pose).
+                    terms = unwrapped.termination_manager
+                    fired = [name for name in terms.active_terms if bool(terms.get_term(name)[0])]
+                    pos = stopped_pose(before, fired, tracker.start_xy[0], rules)
+                else:
                     pos = robot.data.root_pos_w.torch - unwrapped.scene.env_origins
                 path.append((float(pos[0, 0]), float(pos[0, 1])))
-                done = tracker.update(time_s, pos)
-                if done.all():
+                if tracker.update(time_s, pos).all() or terminated.any() or truncated.any():
                     break
-                if terminated.any() or truncated.any():
-                    # The env stopped the physics (e.g. base contact) before the referee decided:
-                    # the torso is down, which the rules call a fall.
-                    tracker.update(time_s, torch.tensor([[pos[0, 0], pos[0, 1], -1.0]], device=pos.device))
-                    break
+            if not tracker.done.all():
+                # Only the env's own time-out stopped the run: that is the rules' time limit.
+                tracker.update(max(time_s, rules.time_limit_s), pos)
         probe.close()
         metrics = tracker.metrics(0)
     metrics["ankle_replay"] = replay.summary()
     info.update(ankle=ankle, task=TASK, fall_height_m=rules.fall_height_m, control_period_s=unwrapped.step_dt)
     return RaceRecord(metrics, path, info)
+
+
+def stopped_pose(
+    last_pos: torch.Tensor, fired: list[str], start_xy: torch.Tensor, rules: Any
+) -> torch.Tensor:
+    """The torso pose the referee gets for a step after which the env stopped the physics.
+
+    The env's terminations mirror the rules (its finish line, lane and fall height are the
+    referee's), but the env resets the robot in the same step, so the pose that tripped them is
+    never seen. This puts the torso on the line it crossed, so the referee records the same event:
+    ``finished`` → on the finish line; ``left_track`` → just outside the lane; ``fell`` or
+    ``base_contact`` → below the fall height. ``last_pos`` (the pose before the step) fills the rest.
+
+    Args:
+        last_pos: Torso position before the step, ``(1, 3)`` (m).
+        fired: Names of the env termination terms that fired.
+        start_xy: The referee's start ``(x, y)`` (m).
+        rules: The race's :class:`~linkage_lab.gait.sprint.SprintCfg`.
+    """
+    pos = last_pos.clone().to(torch.float64)
+    start = start_xy.to(pos)
+    if "finished" in fired:
+        pos[0, 0] = start[0] + rules.track_length_m
+    if "left_track" in fired:
+        side = 1.0 if float(pos[0, 1]) >= float(start[1]) else -1.0
+        pos[0, 1] = start[1] + side * (rules.lane_half_width_m + 1e-6)
+    if "fell" in fired or "base_contact" in fired:
+        pos[0, 2] = rules.fall_height_m - 1.0
+    return pos
 
 
 def plot_path(record: RaceRecord, path: Path, lane_half_width_m: float = 0.5, track_length_m: float = 10.0) -> Path:

@@ -1,0 +1,52 @@
+"""The sprint runner's hand-off to the referee when the env stops the physics first."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from linkage_lab.gait.sprint import SprintCfg, SprintTracker
+from linkage_lab.sprint.runner import stopped_pose
+
+pytestmark = pytest.mark.unit
+
+RULES = SprintCfg(fall_height_m=0.4)
+START = torch.tensor([[-0.3, 0.05, 0.68]], dtype=torch.float64)
+
+
+def _referee(fired, last):
+    tracker = SprintTracker(1, RULES)
+    tracker.update(0.0, START)
+    tracker.update(12.0, stopped_pose(torch.tensor([last], dtype=torch.float64), fired, tracker.start_xy[0], RULES))
+    return tracker.metrics(0)
+
+
+def test_finish_term_puts_the_torso_on_the_line():
+    # One step short of the line by the pre-step pose: the env's finish term saw the crossing.
+    metrics = _referee(["finished"], [9.69, 0.1, 0.62])
+    assert metrics["ended_reason"] == "finished" and metrics["success"]
+    assert metrics["distance_m"] == pytest.approx(10.0) and metrics["time"] == pytest.approx(12.0)
+
+
+@pytest.mark.parametrize("y, side", [(0.54, 1.0), (-0.44, -1.0)])
+def test_lane_term_puts_the_torso_outside_its_lane(y, side):
+    metrics = _referee(["left_track"], [3.0, y, 0.62])
+    assert metrics["ended_reason"] == "left_track" and not metrics["fell"]
+    assert metrics["max_lateral_offset_m"] == pytest.approx(0.5, abs=1e-5)
+    assert metrics["distance_m"] == pytest.approx(3.3)
+
+
+@pytest.mark.parametrize("term", ["fell", "base_contact"])
+def test_fall_terms_are_falls(term):
+    metrics = _referee([term], [2.0, 0.0, 0.55])
+    assert metrics["ended_reason"] == "fell" and metrics["fell"] and not metrics["success"]
+
+
+def test_finish_wins_over_a_fall_in_the_same_step():
+    metrics = _referee(["finished", "fell"], [9.69, 0.0, 0.3])
+    assert metrics["ended_reason"] == "finished" and metrics["fell"]
+
+
+def test_no_term_leaves_the_pose_alone():
+    last = torch.tensor([[1.0, 0.2, 0.6]], dtype=torch.float64)
+    assert torch.equal(stopped_pose(last, ["time_out"], START[0, :2], RULES), last)
