@@ -11,6 +11,7 @@ from linkage_lab.gait.biped import (
     lateral_sway,
     marvin_gait_cfg,
 )
+from linkage_lab.gait.compensation import stance_sag_compensation
 from linkage_lab.gait.leg_ik import (
     LegAngles,
     LegConvention,
@@ -61,6 +62,7 @@ __all__ = [
     "planar_ik",
     "serial_to_motor",
     "sprint_metrics",
+    "stance_sag_compensation",
     "step_length_for_velocity",
     "step_ramp",
 ]

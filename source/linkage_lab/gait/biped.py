@@ -91,11 +91,12 @@ class BipedGaitCfg:
     """Stance-hip torso pitch feedback ``Δhip_pitch = K_hθ θ w`` (rad/rad), ``w = ½(1 − sin ψ)`` the
     leg's stance weight: the stance hip turns the pelvis back upright (0 = gait.md's ankle-only loop)."""
     stance_compensation_rad: dict[str, float] | None = None
-    """Feed-forward sag compensation of the stance leg, by leg joint (``hip_roll``, ``hip_pitch``, ``knee``,
-    ``ankle_pitch``, ``ankle_roll``; left-leg signs, mirrored for the right), each times the other
-    foot's lift fraction ``max(0, sin ψ_other − c) / (1 − c)``, i.e. only in single support (rad). In single support the stance joints carry the whole robot and their PD sags by
-    ``τ / K_p``: the pelvis drops toward the swing side and the swing foot drags. The offsets pre-load
-    that sag; :func:`stance_sag_compensation` derives them from the robot's statics."""
+    """Feed-forward sag compensation of the stance leg by leg joint (``hip_roll``, ``hip_pitch``, ``knee``,
+    ``ankle_pitch``, ``ankle_roll``; left-leg signs, roll mirrored for the right), in rad, each times
+    the other foot's lift fraction ``max(0, sin ψ_other − c) / (1 − c)``: only in single support.
+    There the stance joints carry the whole robot and their PD sags by ``τ / K_p``; the pelvis drops
+    toward the swing side and the swing foot drags. The offsets pre-load that sag;
+    :func:`~linkage_lab.gait.compensation.stance_sag_compensation` gives its static value."""
     foot_placement_velocity_gain_s: float = 0.0
     """Sagittal foot placement: each swing foot lands ``K_v (v − 2 S f)`` further forward (m per m/s = s),
     ``v`` the torso's forward speed (heading frame); a robot running ahead of its stride catches itself

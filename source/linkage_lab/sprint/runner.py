@@ -113,9 +113,7 @@ def run_race(
     return RaceRecord(metrics, path, info)
 
 
-def stopped_pose(
-    last_pos: torch.Tensor, fired: list[str], start_xy: torch.Tensor, rules: Any
-) -> torch.Tensor:
+def stopped_pose(last_pos: torch.Tensor, fired: list[str], start_xy: torch.Tensor, rules: Any) -> torch.Tensor:
     """The torso pose the referee gets for a step after which the env stopped the physics.
 
     The env's terminations mirror the rules (its finish line, lane and fall height are the
