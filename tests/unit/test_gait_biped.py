@@ -271,3 +271,17 @@ def test_lateral_placement_moves_the_swing_foot_sideways_with_a_flat_sole():
     assert cfg.hip_height_m * math.sin(roll) == pytest.approx(0.2 * 0.25, abs=1e-9)
     assert (drifting["right_ankle_roll"] - still["right_ankle_roll"]).item() == pytest.approx(-roll)
     assert torch.equal(drifting["left_hip_roll"], still["left_hip_roll"])
+
+
+def test_describe_keeps_every_number_of_the_sprint_gait():
+    import json
+
+    from linkage_lab.gait.biped import MARVIN_SPRINT_GAIT, marvin_sprint_gait_cfg
+    from linkage_lab.gait.policy import describe
+
+    info = describe(BipedGait(marvin_sprint_gait_cfg()))
+    assert info["gait"] == "BipedGait"
+    for key, value in MARVIN_SPRINT_GAIT.items():
+        assert info[key] == value, key
+    assert "joint_limits_rad" not in info and "leg_convention" not in info  # tuples and objects stay out
+    json.dumps(info)  # race.json must be able to hold it

@@ -105,6 +105,12 @@ def describe(gait: BipedGait | TrotGait) -> dict[str, Any]:
     cfg: BipedGaitCfg | TrotGaitCfg = gait.cfg
     out: dict[str, Any] = {"gait": type(gait).__name__}
     for key, value in vars(cfg).items():
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        if _is_number(value):
             out[key] = value
+        elif isinstance(value, dict) and value and all(_is_number(v) for v in value.values()):
+            out[key] = dict(value)  # e.g. the stance sag compensation per joint
     return out
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
