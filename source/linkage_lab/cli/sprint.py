@@ -54,7 +54,8 @@ def _sprint(args: argparse.Namespace) -> int:
         return 0
     m = record.metrics
     print(f"sprint ({record.info['policy']}, {args.ankle} ankles): {m['ended_reason']}")
-    print(f"  time {m['time']} s, distance {m['distance_m']:.2f} m, average {m['average_speed_mps']:.3f} m/s")
+    race_time = "-" if m["time"] is None else f"{m['time']:.2f}"
+    print(f"  time {race_time} s, distance {m['distance_m']:.2f} m, average {m['average_speed_mps']:.3f} m/s")
     print(
         f"  max lateral offset {m['max_lateral_offset_m']:.3f} m, fell: {m['fell']}, duration {m['duration_s']:.2f} s"
     )

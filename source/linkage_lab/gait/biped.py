@@ -383,13 +383,15 @@ class BipedGait:
 #:   a planted foot (the lesson's sign tipped it over); the weight shift is on from the first step.
 #:
 #: The numbers are the best of a random search over these terms (3 decimals as found), then checked
-#: by perturbing every parameter at once (see the README for the measured spread).
+#: by perturbing every parameter at once (see the README for the measured spread); the 4.5 s step
+#: ramp (instead of 3 s) raised the share of perturbed variants that finish from 68 % to 83 %.
 MARVIN_SPRINT_GAIT: dict[str, Any] = {
     "hip_height_m": 0.572,
     "neutral_foot_x_m": -0.068,
     "step_length_m": 0.202,
     "step_height_m": 0.058,
     "frequency_hz": 0.88,
+    "step_ramp_time_s": 4.5,
     "double_support_margin": 0.166,
     "sway_amplitude_rad": 0.091,
     "sway_ramp_time_s": 0.05,
