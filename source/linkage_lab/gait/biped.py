@@ -373,8 +373,9 @@ class BipedGait:
 
 #: Marvin's sprint gait: the NAO-scaled start values with what simulation showed they need.
 #:
-#: * Feet 7 cm behind the hip: the centre of mass then sits over the middle of the sole (the ankle
-#:   is 7 cm from the heel, 15 cm from the toe); with the feet under the hip the crouch tips back.
+#: * Feet 6.8 cm behind the hip: the crouch's centre of mass sits 7.6 cm ahead of the ankle, inside
+#:   the sole (7 cm behind to 15 cm ahead of the ankle); with the feet 2 cm behind the hip, every
+#:   variant tried fell within 2.5 s.
 #: * Stance sag compensation: in single support the stance hip roll carries the pelvis and the swing
 #:   leg (about 40 N·m, i.e. 0.13 rad of sag at K_p = 300), so without it the pelvis drops to the
 #:   swing side, the swing foot drags and the robot barely advances.
