@@ -11,7 +11,7 @@ import torch
 from linkage_lab.config import load_robot_config
 from linkage_lab.gait.leg_ik import LegConvention, LegReachError, leg_convention_from_config, leg_ik
 from linkage_lab.gait.phase import BIPED_PHASE_OFFSETS, as_tensor, gait_phase, leg_phases, stepping_time
-from linkage_lab.gait.trajectory import foot_trajectory, step_ramp
+from linkage_lab.gait.trajectory import foot_trajectory, lift_fraction, step_ramp
 
 #: Leg order of the biped: index 0 runs on φ, index 1 on φ + π (``BIPED_PHASE_OFFSETS``).
 BIPED_SIDES = tuple(BIPED_PHASE_OFFSETS)
@@ -330,9 +330,7 @@ class BipedGait:
             targets[f"{side}_hip_yaw"] = hip_yaw[..., index]
             stance_weight = 0.5 * (1.0 - torch.sin(psi[..., index]))
             # Single support of this leg: the other foot's lift over H (0 in double support).
-            single_support = torch.sin(psi[..., 1 - index]).sub(cfg.double_support_margin).clamp(min=0.0) / (
-                1.0 - cfg.double_support_margin
-            )
+            single_support = lift_fraction(psi[..., 1 - index], cfg.double_support_margin)
             compensation = self._stance_compensation(side, single_support)
             targets[f"{side}_hip_roll"] = (
                 hip_roll + cfg.hip_roll_gain * torso.roll_rad * stance_weight + lateral_roll[..., index]

@@ -28,11 +28,15 @@ def foot_trajectory(
     Returns:
         ``(x, h)``: forward offset of the foot (m, + forward) and its lift (m, ≥ 0).
     """
+    forward = -0.5 * as_tensor(step_length_m, leg_phase) * torch.cos(leg_phase)
+    return forward, as_tensor(step_height_m, leg_phase) * lift_fraction(leg_phase, double_support_margin)
+
+
+def lift_fraction(leg_phase: torch.Tensor, double_support_margin: float) -> torch.Tensor:
+    """The foot's lift over ``H``, ``max(0, sin ψ − c) / (1 − c)`` (unitless, 0 on the ground, 1 at the top)."""
     if not 0.0 <= double_support_margin < 1.0:
         raise ValueError(f"double_support_margin must be in [0, 1), got {double_support_margin}")
-    forward = -0.5 * as_tensor(step_length_m, leg_phase) * torch.cos(leg_phase)
-    lift_shape = (torch.sin(leg_phase) - double_support_margin).clamp(min=0.0) / (1.0 - double_support_margin)
-    return forward, as_tensor(step_height_m, leg_phase) * lift_shape
+    return (torch.sin(leg_phase) - double_support_margin).clamp(min=0.0) / (1.0 - double_support_margin)
 
 
 def step_ramp(time_since_start_s: torch.Tensor, ramp_time_s: float) -> torch.Tensor:
