@@ -28,6 +28,10 @@ def leg_actuator_cfg(cfg: dict[str, Any], model: str, physics_dt_s: float = 0.00
     """The hip + knee motors of the four legs: motor-space PD on ``q^p = J q^s``, per-motor limits,
     ``τ^s = Jᵀ τ^p`` and the S3N terms of ``model`` (``kin_only``, ``s3n_act`` or ``s3n_full``).
 
+    Each motor's peak torque falls on the config's torque–speed line with its own speed ``θ̇ = J q̇``
+    (``motor.no_load_speed_rads``): the knee motor turns at ``q̇_hip + q̇_knee``, so a per-joint limit
+    (Isaac Lab's ``velocity_limit``, which an explicit actuator never applies anyway) would be wrong.
+
     The motor inertia, damping and (for ``s3n_full``) ``M_p`` are placeholders until the Limit is
     identified (see the ``s3n`` section of the config).
     """
@@ -38,12 +42,13 @@ def leg_actuator_cfg(cfg: dict[str, Any], model: str, physics_dt_s: float = 0.00
     control = cfg["control"]
     mp = s3n["mp_kgm2"]
     standing = control["standing_pose_rad"]
+    no_load_speed = float(cfg["motor"]["no_load_speed_rads"])
     return linkage_actuator_cfg(
         coupled_joints=[[f"{leg}_hip", f"{leg}_knee"] for leg in LEGS],
         transmissions=["parallelogram"] * len(LEGS),
         control_space="motor",
         motor_peak_torque_nm=[limits["hip"]["effort_nm"], limits["knee"]["effort_nm"]],
-        motor_no_load_speed_rads=None,
+        motor_no_load_speed_rads=[no_load_speed, no_load_speed],
         stiffness=control["stiffness_nm_per_rad"],
         damping=control["damping_nms_per_rad"],
         actuator_velocity_limit={
@@ -81,12 +86,13 @@ def limit_articulation_cfg(
     ankle = limits["ankle"]
     actuators = {
         "legs": leg_actuator_cfg(cfg, leg_model, physics_dt_s),
-        # The ankle has its own motor (serial): a DC motor with the provisional reflected inertia.
+        # The ankle has its own motor (serial): a DC motor with the provisional reflected inertia, on
+        # the same motor's torque-speed line (Isaac Lab's DC motor takes its velocity limit as w0).
         "ankles": DCMotorCfg(
             joint_names_expr=[".*_ankle"],
             saturation_effort=ankle["effort_nm"],
             actuator_effort_limit=ankle["effort_nm"],
-            actuator_velocity_limit=ankle["velocity_rads"],
+            actuator_velocity_limit=float(cfg["motor"]["no_load_speed_rads"]),
             stiffness=control["stiffness_nm_per_rad"],
             damping=control["damping_nms_per_rad"],
             armature=cfg["s3n"]["ankle_armature_kgm2"],
