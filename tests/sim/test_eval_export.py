@@ -47,15 +47,28 @@ def _check_report(report: dict, requested: int) -> None:
     for key in ("return", "episode_length", "fall_rate", "tracking", "joint_torques", "policy"):
         assert key in report
     if report["episodes"]:
-        assert 0.0 <= report["fall_rate"] <= 1.0
+        assert report["fall_rate"] == pytest.approx(report["falls"] / report["episodes"])
         assert report["falls"] + report["timeouts"] == report["episodes"]
         assert report["episode_length"]["mean_s"] == pytest.approx(
             report["episode_length"]["mean_steps"] * report["control_period_s"]
         )
+    env_steps = report["steps"] * report["num_envs"]
     tracking = report["tracking"]
-    assert tracking["samples"] > 0 and tracking["lin_vel_xy_rms_mps"] >= 0.0
-    for row in report["joint_torques"]["joints"]:
-        assert row["limit_nm"] > 0 and row["peak_nm"] >= row["rms_nm"] >= 0.0
+    # Every env-step is a tracking sample except the ones that ended an episode (one per episode).
+    assert tracking["samples"] == env_steps - report["episodes"]
+    # RMS of the error vector ≥ RMS of its x part ≥ |mean x error| (no simulated robot tracks exactly).
+    mean_x_error = abs(tracking["mean_commanded_forward_speed_mps"] - tracking["mean_forward_speed_mps"])
+    assert tracking["lin_vel_xy_rms_mps"] >= mean_x_error - 1e-9 and tracking["lin_vel_xy_rms_mps"] > 0.0
+    torques = report["joint_torques"]
+    decimation = torques["physics_steps_per_control_step"]
+    assert torques["sampling"] == "every physics substep" and decimation > 1
+    assert torques["physics_steps"] == report["steps"] * decimation
+    assert torques["samples"] == env_steps * decimation
+    for row in torques["joints"]:
+        # Gravity loads every joint; a motor group's applied torque never exceeds its effort limit.
+        assert row["limit_nm"] > 0 and row["peak_nm"] >= row["rms_nm"] > 0.0, row
+        if row["limit_source"] == "DCMotor effort limit":
+            assert row["peak_nm"] <= row["limit_nm"] * (1 + 1e-5), row
 
 
 def _onnx_actions(path, obs):
@@ -149,10 +162,15 @@ def test_marvin_eval_replays_the_ankles(marvin_checkpoint, tmp_path):
     replay = report["ankle_replay"]
     assert replay["motor"] == {"peak_nm": 60.0, "rated_nm": 20.0}
     assert set(replay["ankles"]) == {"left", "right"}
-    assert replay["overall"]["samples"] == report["steps"] * report["num_envs"]
-    for value in (replay["overall"]["fraction_outside"], replay["overall"]["fraction_above_rated"]):
-        assert 0.0 <= value <= 1.0
-    assert replay["overall"]["worst_ratio"] > 0.0
+    overall = replay["overall"]
+    decimation = replay["physics_steps_per_control_step"]
+    assert replay["sampling"] == "every physics substep" and replay["physics_steps"] == report["steps"] * decimation
+    assert overall["samples"] == report["steps"] * decimation * report["num_envs"]
+    assert overall["fraction_outside"] == pytest.approx(overall["outside_samples"] / overall["samples"])
+    assert overall["fraction_above_rated"] == pytest.approx(overall["above_rated_samples"] / overall["samples"])
+    # A sample is outside exactly when some motor exceeds its peak: worst ratio > 1 iff any is outside.
+    assert (overall["worst_ratio"] > 1.0) == (overall["outside_samples"] > 0)
+    assert overall["above_rated_samples"] >= overall["outside_samples"]
     assert report["plots"] == ["ankle_motor_torque.png", "ankle_poses.png"]
     for name in report["plots"]:
         assert (out_dir / name).read_bytes()[:4] == b"\x89PNG"
@@ -216,3 +234,62 @@ def test_bad_checkpoints_and_task_ids_fail_clearly_and_write_nothing(
             assert LIMIT in err and MARVIN in err
         assert not out.exists(), argv
         assert not [p for p in tmp_path.iterdir() if p.name.startswith(f".out{k}")], "staging left behind"
+
+
+class _ZeroPolicy:
+    description = {"type": "zero"}
+
+    def __init__(self, num_envs: int, num_actions: int):
+        self.shape = (num_envs, num_actions)
+
+    def __call__(self, obs):
+        return torch.zeros(self.shape)
+
+    def reset(self, dones):
+        pass
+
+
+def test_probe_and_eval_sample_every_physics_substep():
+    """Tiny (2 Marvin envs, a few steps): ``decimation`` samples per control step, the first at the
+    pose the step began with, the last what the articulation shows after it; eval counts them all."""
+    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
+
+    from linkage_lab.evaluation.evaluate import EvalRequest, run_evaluation
+    from linkage_lab.evaluation.probe import substep_probe
+    from linkage_lab.evaluation.robot_info import joint_index, linkage_ankles, policy_joint_names, robot_of
+    from linkage_lab.runtime import make_env
+
+    with make_env(MARVIN, num_envs=2, device="cpu") as (env, agent_cfg):
+        wrapped = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
+        decimation = env.unwrapped.cfg.decimation
+        robot = robot_of(env)
+        names = policy_joint_names(env)
+        columns = joint_index(robot, names)
+        ankle_columns = joint_index(robot, [j for pair in linkage_ankles(env).values() for j in pair])
+        generator = torch.Generator().manual_seed(0)
+        probe, replay = substep_probe(env, columns)
+        assert replay is not None and probe.ankle_names == ["left", "right"]
+        try:
+            for _ in range(3):
+                before = robot.data.joint_pos.torch[:, ankle_columns].clone()
+                actions = torch.rand(2, len(names), generator=generator) - 0.5  # a new target every step
+                _, _, dones, _ = wrapped.step(actions)
+                samples = probe.drain()
+                assert samples.substeps == decimation > 1
+                assert samples.ankle_torque_nm.shape == (decimation, 2, 2, 2)
+                assert torch.equal(samples.ankle_pose_rad[0].reshape(2, 4), before)
+                assert not torch.equal(samples.ankle_pose_rad[0], samples.ankle_pose_rad[-1])
+                assert not torch.equal(samples.ankle_torque_nm[0], samples.ankle_torque_nm[-1])
+                if not dones.any():
+                    assert torch.equal(samples.applied_torque_nm[-1], robot.data.applied_torque.torch[:, columns])
+                    assert torch.equal(samples.commanded_torque_nm[-1], robot.data.computed_torque.torch[:, columns])
+            assert probe.physics_steps == 3 * decimation
+        finally:
+            probe.close()
+        assert "step" not in vars(env.unwrapped.sim)
+        request = EvalRequest(task=MARVIN, episodes=1, num_envs=2, max_steps=5, progress=False)
+        report, _ = run_evaluation(wrapped, _ZeroPolicy(2, len(names)), agent_cfg, request)
+    assert report["steps"] == 5
+    torques, replay = report["joint_torques"], report["ankle_replay"]
+    assert torques["physics_steps"] == replay["physics_steps"] == 5 * decimation
+    assert torques["samples"] == replay["overall"]["samples"] == 5 * decimation * 2

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from linkage_lab.deploy import ankle_bridge
+from linkage_lab.evaluation.replay import ankle_geometry_preset
 from linkage_lab.kinematics import forward_kinematics, inverse_kinematics, load_ankle_geometry
 
 pytestmark = pytest.mark.unit
@@ -185,3 +186,36 @@ def test_gains_map_through_the_jacobian_and_are_never_copied(bridge, side):
         # J is never the identity here, so copying the joint gains would be wrong at every pose.
         copied = np.einsum("bk,kn->bkn", joint_gain, np.eye(2))
         assert (np.abs(motor_gain - copied).max(axis=(1, 2)) > 0.1 * scale).all()
+
+
+def test_ankle_geometry_preset_follows_the_actuator_transmissions():
+    assert ankle_geometry_preset(["marvin_ankle_left:calf", "marvin_ankle_right:calf"]) == "calf"
+    assert ankle_geometry_preset(["marvin_ankle_left", "marvin_ankle_right"]) == "marvin"
+    assert ankle_geometry_preset(["identity", "identity"]) == "marvin"  # the box model: default geometry
+    with pytest.raises(ValueError, match="different geometry presets"):
+        ankle_geometry_preset(["marvin_ankle_left:calf", "marvin_ankle_right:rods_close"])
+
+
+@pytest.mark.parametrize("preset", ["calf", "rods_close"])
+def test_bundle_bridge_uses_the_trained_ankle_preset(tmp_path, preset):
+    """The bundle's deploy writer builds the bridge of the trained preset, not ``marvin``'s."""
+    from linkage_lab.export import bundle
+
+    # What policy_metadata reads off an env whose ankle actuator uses ``marvin_ankle_<side>:<preset>``.
+    transmissions = [f"marvin_ankle_{side}:{preset}" for side in ankle_bridge.SIDES]
+    metadata = {"robot": "marvin", "ankle_preset": ankle_geometry_preset(transmissions)}
+    writer, extra = bundle._deploy_writer(metadata)
+    files = writer(tmp_path, {**metadata, **extra})
+    for side in ankle_bridge.SIDES:
+        name = ankle_bridge.bridge_filename(side, "ik")
+        assert f"{bundle.ANKLE_BRIDGE_DIR}/{name}" in files
+        path = tmp_path / bundle.ANKLE_BRIDGE_DIR / name
+        assert {p.key: p.value for p in onnx.load(path).metadata_props}["linkage_lab.preset"] == preset
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        poses = random_poses(side, 300, seed=10)
+        crank, reachable = session.run(None, {"joint_pos_target": poses.numpy().astype(np.float32)})
+        assert reachable.all()
+        trained = inverse_kinematics(load_ankle_geometry(preset, side=side), poses).numpy()
+        default = inverse_kinematics(load_ankle_geometry("marvin", side=side), poses).numpy()
+        assert np.abs(crank - trained).max() <= 1e-5
+        assert np.abs(crank - default).max() > 0.01  # the default geometry puts the cranks elsewhere

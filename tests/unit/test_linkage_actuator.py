@@ -132,3 +132,118 @@ def test_armature_must_follow_the_model():
     cfg.armature = 0.01
     with pytest.raises(ValueError, match="needs"):
         cfg.class_type(cfg, JOINTS, slice(None), 1, "cpu", stiffness=KP, damping=KD)
+
+
+def actuator_step(actuator, pos, vel, target=None, effort=None):
+    target = pos if target is None else target
+    action = ArticulationActions(joint_positions=target, joint_velocities=torch.zeros_like(pos), joint_efforts=effort)
+    return actuator.compute(action, pos, vel).joint_efforts
+
+
+def make_actuator_with_history(pos, vel):
+    actuator = make_actuator("diamond", pos.shape[0], reflected_armature=True)
+    actuator_step(actuator, pos, vel)
+    return actuator
+
+
+@pytest.mark.parametrize("env_ids", [None, slice(None), Ellipsis, torch.arange(3), [0, 1, 2], (0, 1, 2)])
+def test_reset_accepts_every_form_of_all_envs(env_ids):
+    """The explicit S3N torque uses q̈ from the last step: after a full reset it is a fresh actuator's."""
+    pos = torch.full((3, 4), 0.1)
+    previous, current = torch.zeros(3, 4), torch.full((3, 4), 0.5)
+    fresh = make_actuator("diamond", 3, reflected_armature=True)
+    expected = actuator_step(fresh, pos, current)
+    # With a history the torque differs (so the comparison below can fail).
+    assert not torch.allclose(actuator_step(make_actuator_with_history(pos, previous), pos, current), expected)
+    used = make_actuator_with_history(pos, previous)
+    used.reset(env_ids)
+    torch.testing.assert_close(actuator_step(used, pos, current), expected)
+
+
+def test_reset_of_some_envs_keeps_the_others():
+    pos = torch.full((3, 4), 0.1)
+    previous, current = torch.zeros(3, 4), torch.full((3, 4), 0.5)
+    fresh = actuator_step(make_actuator("diamond", 3, reflected_armature=True), pos, current)
+    used = make_actuator_with_history(pos, previous)
+    kept = actuator_step(make_actuator_with_history(pos, previous), pos, current)
+    used.reset(torch.tensor([1]))
+    effort = actuator_step(used, pos, current)
+    torch.testing.assert_close(effort[1], fresh[1])
+    torch.testing.assert_close(effort[[0, 2]], kept[[0, 2]])
+
+
+def test_reset_rejects_a_partial_slice():
+    with pytest.raises(ValueError, match="slice"):
+        make_actuator("diamond", 3).reset(slice(0, 2))
+
+
+@pytest.mark.parametrize("mode", ["diamond", "box"])
+def test_per_env_gains_are_read_every_step(mode):
+    """What Isaac Lab's randomize_actuator_gains writes (actuator.stiffness/damping per env) is used."""
+    actuator = make_actuator(mode, 2)
+    pose = torch.tensor([[0.1, -0.05, 0.1, -0.05]]).repeat(2, 1)
+    target = pose + torch.tensor([[0.02, -0.01, 0.01, 0.02]])
+    vel = torch.full((2, 4), 0.1)
+    actuator.stiffness[1] *= 2.0
+    actuator.damping[1] *= 3.0
+    effort = actuator_step(actuator, pose, vel, target)
+    error = (target - pose)[0]
+    torch.testing.assert_close(effort[0], KP * error - KD * vel[0], rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(effort[1], 2 * KP * error - 3 * KD * vel[1], rtol=1e-4, atol=1e-4)
+
+
+def test_feed_forward_effort_respects_the_diamond():
+    """A feed-forward joint torque beyond the motors' peak is clipped like the PD's own torque."""
+    actuator = make_actuator("diamond")
+    pose = torch.tensor([[0.1, 0.05, 0.0, 0.0]])
+    feed_forward = torch.tensor([[400.0, 0.0, 5.0, -3.0]])  # 400 N·m of pitch: beyond 2 × 60 N·m
+    effort = actuator_step(actuator, pose, torch.zeros_like(pose), effort=feed_forward)[0]
+    jac = finite_difference_jacobian(marvin_ankle("left"), pose[0, :2].double())
+    motor = torch.linalg.solve(jac.T, effort[:2].double())
+    assert motor.abs().max().item() == pytest.approx(60.0, rel=1e-3)
+    # Inside the diamond the feed-forward passes unchanged (the PD adds nothing at the target).
+    assert effort[2:].tolist() == pytest.approx([5.0, -3.0], rel=1e-5)
+
+
+@pytest.mark.parametrize("space", ["joint", "motor"])
+def test_an_unreachable_pose_of_one_env_does_not_stop_the_batch(space):
+    """A NaN or wild ankle pose in one env is moved into the joint range there and counted; the
+    other envs get exactly what they would get alone."""
+    actuator = make_actuator("diamond", 3, control_space=space)
+    pose = torch.tensor([[0.1, -0.05, 0.2, 0.1]]).repeat(3, 1)
+    target = pose + 0.02
+    pose[1, 0] = float("nan")
+    pose[2, 2:] = torch.tensor([2.5, -2.0])  # far beyond what the rods reach
+    if space == "motor":
+        target[0, :2] = torch.tensor([2.5, -2.0])  # an unreachable target is guarded in motor space
+    effort = actuator_step(actuator, pose, torch.zeros_like(pose), target)
+    alone = make_actuator("diamond", 1, control_space=space)
+    clean = torch.tensor([[0.1, -0.05, 0.2, 0.1]])
+    expected = actuator_step(alone, clean, torch.zeros_like(clean), clean + 0.02)[0]
+    assert torch.isfinite(effort[:, 2:]).all() and torch.isfinite(effort[[0, 2], :2]).all()
+    torch.testing.assert_close(effort[0, 2:], expected[2:])
+    torch.testing.assert_close(effort[1, 2:], expected[2:])
+    if space == "joint":
+        torch.testing.assert_close(effort[0], expected)
+    assert actuator.unreachable_poses.tolist() == [1 if space == "motor" else 0, 1, 1]
+
+
+def test_poses_reachable_beyond_the_joint_range_are_not_moved():
+    actuator = make_actuator("diamond", 1)
+    pose = torch.tensor([[0.75, 0.0, 0.0, 0.37]])  # a few degrees past the range, still reachable
+    effort = actuator_step(actuator, pose, torch.zeros_like(pose), pose + 0.01)
+    torch.testing.assert_close(effort, KP * torch.full_like(pose, 0.01), rtol=1e-4, atol=1e-4)
+    assert actuator.unreachable_poses.tolist() == [0]
+
+
+@pytest.mark.parametrize("preset", ["marvin", "calf"])
+def test_the_ankle_joint_range_is_reachable_everywhere(preset):
+    """The guard moves poses into the joint range: every pose of it must have a solution."""
+    from linkage_lab.actuators.transmissions import joint_domain
+
+    for side in ("left", "right"):
+        domain = joint_domain(f"marvin_ankle_{side}:{preset}")
+        axes = [torch.linspace(lo, hi, 81, dtype=torch.float64) for lo, hi in zip(domain.lower, domain.upper)]
+        grid = torch.stack(torch.meshgrid(*axes, indexing="ij"), dim=-1)
+        assert domain.reachable(grid).all()
+        assert not domain.reachable(torch.tensor([float("nan"), 0.0], dtype=torch.float64))

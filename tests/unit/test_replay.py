@@ -137,3 +137,45 @@ def test_replay_plots_are_png_files(tmp_path):
     assert [p.name for p in paths] == [MOTOR_TORQUE_PLOT, POSE_PLOT]
     for path in paths:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_every_substep_is_replayed_and_the_first_substeps_peak_counts():
+    # One control step of 4 physics substeps, 3 envs. A PD on a new target commands its largest
+    # torque in the first substep and decays after it: motors (1.3 T, 0.2 T) then 0.5, 0.3, 0.1 T.
+    # Parallelogram: τ_joint = Jᵀ τ_motor with J = [[1, 0], [1, 1]], i.e. (τ_a + τ_b, τ_b).
+    peak, envs = 10.0, 3
+    motor_a = torch.tensor([13.0, 5.0, 3.0, 1.0], dtype=F64)
+    motor_b = torch.full((4,), 2.0, dtype=F64)
+    joint = torch.stack([motor_a + motor_b, motor_b], dim=-1)  # (4, 2)
+    torque = joint[:, None, None, :].expand(4, envs, 1, 2)
+    pose = torch.zeros_like(torque)
+    replay = AnkleReplay([parallelogram_leg()], peak_nm=peak, rated_nm=4.0, worst_count=10)
+    replay.add(torque, pose)
+    summary = replay.summary()
+    ankle = summary["ankles"]["0"]
+    assert (summary["steps"], summary["physics_steps"]) == (1, 4)
+    assert ankle["samples"] == summary["overall"]["samples"] == 4 * envs
+    # Only the first substep is outside; the last substep alone (what one sample per step saw) is not.
+    assert ankle["outside_samples"] == summary["overall"]["outside_samples"] == envs
+    assert ankle["worst_ratio"] == pytest.approx(1.3)
+    assert (ankle["worst"]["step"], ankle["worst"]["substep"], ankle["worst"]["env"]) == (0, 0, 0)
+    assert [(row["substep"], row["env"]) for row in ankle["worst_outside"]] == [(0, e) for e in range(envs)]
+    assert ankle["above_rated_samples"] == 2 * envs  # 13 and 5 N·m exceed the 4 N·m rated torque
+    assert ankle["peak_motor_nm"] == pytest.approx({"a": 13.0, "b": 2.0})
+    assert ankle["rms_motor_nm"]["a"] == pytest.approx(math.sqrt((169 + 25 + 9 + 1) / 4))
+    last_only = AnkleReplay([parallelogram_leg()], peak_nm=peak, rated_nm=4.0)
+    last_only.add(torque[-1], pose[-1])
+    assert last_only.summary()["ankles"]["0"]["outside_samples"] == 0
+
+
+def test_substep_rows_keep_their_step_substep_and_env():
+    # Two control steps of 2 substeps, 2 envs; one outside sample at step 1, substep 1, env 1.
+    torque = torch.zeros(2, 2, 2, 1, 2, dtype=F64)  # (steps, substeps, envs, ankles, 2)
+    torque[1, 1, 1, 0] = torch.tensor([0.0, 15.0], dtype=F64)  # motors (−15, 15)
+    replay = AnkleReplay([parallelogram_leg()], peak_nm=10.0, rated_nm=5.0)
+    for step in range(2):
+        replay.add(torque[step], torch.zeros_like(torque[step]), step=step + 100)
+    ankle = replay.summary()["ankles"]["0"]
+    assert ankle["samples"] == 8 and ankle["outside_samples"] == 1
+    assert (ankle["worst"]["step"], ankle["worst"]["substep"], ankle["worst"]["env"]) == (101, 1, 1)
+    assert ankle["worst"]["motor_torque_nm"] == pytest.approx([-15.0, 15.0])

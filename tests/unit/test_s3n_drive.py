@@ -209,3 +209,41 @@ def test_config_validation():
         LinkageDrive(act_cfg(joint_kp=(1.0,)), parallelogram_leg())
     with pytest.raises(ValueError):
         LinkageDrive(act_cfg(acceleration_estimate="torque_predicted"), parallelogram_leg())
+
+
+@pytest.mark.parametrize("space", ["joint", "motor"])
+def test_per_env_gains_override_the_config(space):
+    """A per-env gain of 2× gives 2× the PD torque on that env only, in either control space."""
+    cfg = act_cfg(control_space=space, joint_kp=(20.0, 20.0), joint_kd=(0.5, 0.5), motor_torque_limit_nm=(1e6, 1e6))
+    drive = LinkageDrive(cfg, parallelogram_leg())
+    q = t([[0.6, -1.2], [0.6, -1.2]])
+    target = q + t([[0.01, -0.02], [0.01, -0.02]])
+    vel = t([[0.4, 0.0], [0.4, 0.0]])
+    kp = t([[20.0, 20.0], [40.0, 40.0]])
+    kd = t([[0.5, 0.5], [1.0, 1.0]])
+    out = drive.compute(target, torch.zeros_like(q), q, vel, DT, joint_kp=kp, joint_kd=kd)
+    # τ_j = K_p (0.01, −0.02) − K_d (0.4, 0): env 0 (0.2 − 0.2, −0.4), env 1 twice that.
+    torch.testing.assert_close(out.actuator_joint_torque, t([[0.0, -0.4], [0.0, -0.8]]))
+
+
+def test_per_env_gains_cannot_override_fixed_motor_gains():
+    cfg = act_cfg(control_space="motor", motor_kp=(5.0, 5.0), motor_kd=(0.1, 0.1))
+    drive = LinkageDrive(cfg, parallelogram_leg())
+    q = torch.zeros(1, 2, dtype=torch.float64)
+    with pytest.raises(ValueError, match="motor_kp"):
+        drive.compute(q, q, q, q, DT, joint_kp=t([[1.0, 1.0]]))
+
+
+@pytest.mark.parametrize("space", ["joint", "motor"])
+def test_feed_forward_effort_goes_through_the_motor_limits(space):
+    cfg = act_cfg(control_space=space, joint_kp=(20.0, 20.0), joint_kd=(0.0, 0.0), motor_torque_limit_nm=(10.0, 5.0))
+    drive = LinkageDrive(cfg, parallelogram_leg())
+    q = torch.zeros(2, 2, dtype=torch.float64)
+    target = t([[0.1, 0.0], [0.0, 0.0]])
+    # Env 0: PD (2, 0) + feed-forward (1, 1) = (3, 1) → τ_m = J⁻ᵀ τ_j = (3 − 1, 1) = (2, 1): inside.
+    # Env 1: feed-forward (30, 0) alone → τ_m = (30, 0), clipped to (10, 0) → τ_j = Jᵀ τ_m = (10, 0).
+    ff = t([[1.0, 1.0], [30.0, 0.0]])
+    out = drive.compute(target, torch.zeros_like(q), q, torch.zeros_like(q), DT, joint_effort=ff)
+    torch.testing.assert_close(out.motor_torque_desired, t([[2.0, 1.0], [30.0, 0.0]]))
+    torch.testing.assert_close(out.motor_torque, t([[2.0, 1.0], [10.0, 0.0]]))
+    torch.testing.assert_close(out.actuator_joint_torque, t([[3.0, 1.0], [10.0, 0.0]]))

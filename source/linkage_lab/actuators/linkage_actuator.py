@@ -10,15 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import MISSING
+from types import EllipsisType
+from typing import Any
 
 import torch
 from isaaclab.actuators import ActuatorBase, ActuatorBaseCfg
 from isaaclab.utils import configclass
 from isaaclab.utils.types import ArticulationActions
 
-from linkage_lab.actuators.transmissions import make_transmission
+from linkage_lab.actuators.transmissions import JointDomain, joint_domain, make_transmission
 from linkage_lab.dynamics.drive import LinkageDrive, LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3NCfg
+
+#: What :meth:`LinkageActuator.reset` accepts: ``None``, ``slice(None)`` and ``...`` mean all envs.
+EnvIds = Sequence[int] | torch.Tensor | slice | EllipsisType | None
 
 
 class LinkageActuator(ActuatorBase):
@@ -48,7 +53,8 @@ class LinkageActuator(ActuatorBase):
         if missing:
             raise ValueError(f"LinkageActuatorCfg: coupled joints {missing} are not in the group {joint_names}")
         # Groups sharing a transmission run as one batch: (num_envs, n_groups, n).
-        self._batches: list[tuple[LinkageDrive, torch.Tensor]] = []
+        # The drive's config gains are env 0's; compute() passes every env's current gains.
+        self._batches: list[tuple[LinkageDrive, torch.Tensor, JointDomain | None]] = []
         for name in dict.fromkeys(cfg.transmissions):
             groups = [g for g, t in zip(cfg.coupled_joints, cfg.transmissions) if t == name]
             index = torch.tensor([[joint_names.index(j) for j in g] for g in groups], device=device)
@@ -56,8 +62,11 @@ class LinkageActuator(ActuatorBase):
             kd = self.damping[0, index[0]].tolist()
             drive = LinkageDrive(drive_cfg(cfg, kp, kd), make_transmission(name))
             self._check_native_terms(drive, groups)
-            self._batches.append((drive, index))
+            self._batches.append((drive, index, joint_domain(name)))
         self._dt = cfg.physics_dt_s
+        self.unreachable_poses = torch.zeros(num_envs, dtype=torch.long, device=device)
+        """Per env: group poses the transmission could not evaluate (non-finite or unreachable),
+        moved into the joint range before the drive ran; cumulative, never reset."""
 
     def _check_native_terms(self, drive: LinkageDrive, groups: list[list[str]]) -> None:
         """The articulation's armature must be what the drive's model assumes (set by :func:`native_terms`)."""
@@ -72,34 +81,87 @@ class LinkageActuator(ActuatorBase):
                         "so the native armature follows the model"
                     )
 
-    def reset(self, env_ids: Sequence[int]):
-        for drive, _ in self._batches:
-            drive.reset(None if env_ids is None else torch.as_tensor(env_ids, device=self._device))
+    def reset(self, env_ids: EnvIds) -> None:
+        """Forget the drives' history of ``env_ids`` (``None``, ``slice(None)`` or ``...``: all envs)."""
+        index = env_index(env_ids, self._device)
+        for drive, _, _ in self._batches:
+            drive.reset(index)
 
     def compute(
         self, control_action: ArticulationActions, joint_pos: torch.Tensor, joint_vel: torch.Tensor
     ) -> ArticulationActions:
-        effort = torch.zeros_like(joint_pos)
-        computed = torch.zeros_like(joint_pos)
-        for drive, index in self._batches:
+        feed_forward = control_action.joint_efforts
+        # Joints outside every coupled group (none with linkage_actuator_cfg) keep the feed-forward.
+        effort = torch.zeros_like(joint_pos) if feed_forward is None else feed_forward.clone()
+        computed = effort.clone()
+        for drive, index, domain in self._batches:
+            pos, target = joint_pos[:, index], control_action.joint_positions[:, index]
+            if domain is not None:
+                pos = self._guard(domain, pos)
+                if self.cfg.control_space == "motor":  # only motor-space PD maps the target through f(q)
+                    target = self._guard(domain, target)
             out = drive.compute(
-                control_action.joint_positions[:, index],
+                target,
                 control_action.joint_velocities[:, index],
-                joint_pos[:, index],
+                pos,
                 joint_vel[:, index],
                 self._dt,
+                joint_kp=self.stiffness[:, index],
+                joint_kd=self.damping[:, index],
+                joint_effort=None if feed_forward is None else feed_forward[:, index],
             )
             effort[:, index] = out.joint_torque
             # The commanded joint torque before the motor limits (what the ankle replay reads).
             computed[:, index] = (out.jacobian.transpose(-1, -2) @ out.motor_torque_desired.unsqueeze(-1)).squeeze(-1)
-        if control_action.joint_efforts is not None:
-            effort = effort + control_action.joint_efforts
         self.computed_effort = computed
         self.applied_effort = effort
         control_action.joint_efforts = effort
         control_action.joint_positions = None
         control_action.joint_velocities = None
         return control_action
+
+    def _guard(self, domain: JointDomain, pose: torch.Tensor) -> torch.Tensor:
+        """``pose`` with every group pose the transmission cannot evaluate moved into its joint range.
+
+        A non-finite or unreachable pose of one env would make the transmission raise for the whole
+        batch; here it goes to the nearest point of the joint range (NaN to the range's centre) and
+        is counted in :attr:`unreachable_poses`. Reachable poses, inside the range or not, pass as
+        they are, and the common case (all finite and in range) costs a few comparisons.
+        """
+        lower, upper = domain.bounds(pose)
+        suspect = ~torch.isfinite(pose).all(-1) | (pose < lower).any(-1) | (pose > upper).any(-1)
+        if not bool(suspect.any()):
+            return pose
+        bad = suspect & ~domain.reachable(pose)
+        if not bool(bad.any()):
+            return pose
+        self.unreachable_poses += bad.reshape(bad.shape[0], -1).sum(dim=1)
+        centre = ((lower + upper) / 2).expand_as(pose)
+        inside = torch.where(torch.isfinite(pose), pose, centre).clamp(lower, upper)
+        return torch.where(bad.unsqueeze(-1), inside, pose)
+
+
+def env_index(env_ids: Any, device: str | torch.device) -> torch.Tensor | None:
+    """Env ids as a long tensor, or ``None`` for all envs (``None``, ``slice(None)``, ``...``).
+
+    Args:
+        env_ids: ``None``, ``slice(None)``, ``Ellipsis``, a tensor, a warp array or a sequence of ints.
+        device: Device of the returned tensor.
+
+    Raises:
+        ValueError: A slice other than ``slice(None)``.
+    """
+    if env_ids is None or env_ids is Ellipsis:
+        return None
+    if isinstance(env_ids, slice):
+        if env_ids == slice(None):
+            return None
+        raise ValueError(f"env_ids: only slice(None) selects envs by slice, got {env_ids}")
+    if not isinstance(env_ids, torch.Tensor) and hasattr(env_ids, "numpy") and hasattr(env_ids, "dtype"):
+        import warp as wp
+
+        env_ids = wp.to_torch(env_ids)
+    return torch.as_tensor(env_ids, device=device).to(torch.long).reshape(-1)
 
 
 def _lookup(values: dict[str, float] | float | None, joint_name: str) -> float | None:

@@ -257,6 +257,9 @@ class LinkageDrive:
         joint_pos: torch.Tensor,
         joint_vel: torch.Tensor,
         dt: float,
+        joint_kp: torch.Tensor | None = None,
+        joint_kd: torch.Tensor | None = None,
+        joint_effort: torch.Tensor | None = None,
     ) -> DriveOutput:
         """One physics step.
 
@@ -266,13 +269,28 @@ class LinkageDrive:
             joint_pos: Measured serial positions ``q`` (rad).
             joint_vel: Measured serial velocities ``q̇`` (rad/s).
             dt: Physics step (s), for the finite-difference acceleration.
+            joint_kp: Per-env joint stiffness ``K_j`` (N·m/rad), broadcastable to ``joint_pos``;
+                replaces ``cfg.joint_kp`` (mapped to motor space as ``cfg.joint_kp`` is).
+            joint_kd: Per-env joint damping gain (N·m·s/rad); replaces ``cfg.joint_kd`` likewise.
+            joint_effort: Feed-forward serial torque (N·m), added to the PD's joint torque before
+                ``J⁻ᵀ`` and the motor limits, so the motors' total stays within their limits.
 
         Returns:
             The torques of this step; :attr:`DriveOutput.joint_torque` is what to apply.
+
+        Raises:
+            ValueError: Per-env gains given while ``cfg.motor_kp``/``cfg.motor_kd`` fix the motor gains.
         """
+        cfg = self.cfg
+        if cfg.control_space == "motor" and (
+            (joint_kp is not None and cfg.motor_kp is not None) or (joint_kd is not None and cfg.motor_kd is not None)
+        ):
+            raise ValueError("per-env joint gains cannot override the configured motor_kp/motor_kd")
         pos_target, vel_target = self._delayed(joint_pos_target, joint_vel_target)
         jacobian = self.transmission.jacobian(joint_pos)
-        desired = self._pd(pos_target, vel_target, joint_pos, joint_vel, jacobian)
+        kp = self._vec(cfg.joint_kp, joint_pos) if joint_kp is None else joint_kp
+        kd = self._vec(cfg.joint_kd, joint_pos) if joint_kd is None else joint_kd
+        desired = self._pd(pos_target, vel_target, joint_pos, joint_vel, jacobian, kp, kd, joint_effort)
         motor_vel = _matvec(jacobian, joint_vel)
         motor_torque = self._saturate(desired, motor_vel)
         actuator = _matvec(jacobian.transpose(-1, -2), motor_torque)
@@ -338,34 +356,43 @@ class LinkageDrive:
         joint_pos: torch.Tensor,
         joint_vel: torch.Tensor,
         jacobian: torch.Tensor,
+        joint_kp: torch.Tensor,
+        joint_kd: torch.Tensor,
+        joint_effort: torch.Tensor | None,
     ) -> torch.Tensor:
+        """Desired motor torques: the PD plus the feed-forward joint torque, before the limits (N·m)."""
         cfg = self.cfg
+        jac_t = jacobian.transpose(-1, -2)
         if cfg.control_space == "joint":
-            joint_torque = self._vec(cfg.joint_kp, joint_pos) * (pos_target - joint_pos) + self._vec(
-                cfg.joint_kd, joint_pos
-            ) * (vel_target - joint_vel)
-            return torch.linalg.solve(jacobian.transpose(-1, -2), joint_torque.unsqueeze(-1)).squeeze(-1)
+            joint_torque = joint_kp * (pos_target - joint_pos) + joint_kd * (vel_target - joint_vel)
+            if joint_effort is not None:
+                joint_torque = joint_torque + joint_effort
+            return torch.linalg.solve(jac_t, joint_torque.unsqueeze(-1)).squeeze(-1)
         transmission = self.transmission
         pos_error = transmission.motor_position(pos_target) - transmission.motor_position(joint_pos)
         vel_error = transmission.motor_velocity(vel_target, pos_target) - _matvec(jacobian, joint_vel)
         if cfg.motor_kp is not None and cfg.motor_kd is not None:
-            return self._vec(cfg.motor_kp, pos_error) * pos_error + self._vec(cfg.motor_kd, vel_error) * vel_error
-        jac_inv = torch.linalg.inv(jacobian)
-        return self._motor_gain(cfg.motor_kp, cfg.joint_kp, jac_inv, pos_error) + self._motor_gain(
-            cfg.motor_kd, cfg.joint_kd, jac_inv, vel_error
-        )
+            motor = self._vec(cfg.motor_kp, pos_error) * pos_error + self._vec(cfg.motor_kd, vel_error) * vel_error
+        else:
+            jac_inv = torch.linalg.inv(jacobian)
+            motor = self._motor_gain(cfg.motor_kp, joint_kp, jac_inv, pos_error) + self._motor_gain(
+                cfg.motor_kd, joint_kd, jac_inv, vel_error
+            )
+        if joint_effort is not None:
+            motor = motor + torch.linalg.solve(jac_t, joint_effort.unsqueeze(-1)).squeeze(-1)
+        return motor
 
     def _motor_gain(
         self,
         motor_gain: tuple[float, ...] | None,
-        joint_gain: tuple[float, ...],
+        joint_gain: torch.Tensor,
         jac_inv: torch.Tensor,
         motor_error: torch.Tensor,
     ) -> torch.Tensor:
         """``K_m e``: diagonal motor gains, or ``K_m = J⁻ᵀ K_j J⁻¹`` (``K_j``'s torque for small errors)."""
         if motor_gain is not None:
             return self._vec(motor_gain, motor_error) * motor_error
-        mapped = jac_inv.transpose(-1, -2) @ (self._vec(joint_gain, motor_error).unsqueeze(-1) * jac_inv)
+        mapped = jac_inv.transpose(-1, -2) @ (joint_gain.unsqueeze(-1) * jac_inv)
         return _matvec(mapped, motor_error)
 
     def _saturate(self, motor_torque: torch.Tensor, motor_vel: torch.Tensor) -> torch.Tensor:

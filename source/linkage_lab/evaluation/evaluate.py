@@ -3,9 +3,10 @@
 The loop stops after the requested number of completed episodes or at a step cap, whichever comes
 first; it never runs open-ended. Statistics are taken once per control step, after ``env.step``:
 episode returns and lengths, velocity tracking and forward speed (envs whose episode ended at
-that step are left out: their state already belongs to the next episode), joint torques (the last
-physics substep's), and the ankle replay (the last substep's commanded torque at the pose it was
-commanded at, see :mod:`linkage_lab.evaluation.probe`).
+that step are left out: their state already belongs to the next episode). Joint torques and the
+ankle replay see every physics substep (``decimation`` per control step): each substep's applied
+and commanded joint torques, and each substep's commanded ankle torque at the pose it was commanded
+at (see :mod:`linkage_lab.evaluation.probe`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 import torch
 
+from linkage_lab.evaluation import probe as probe_module
 from linkage_lab.evaluation.metrics import EpisodeStats, JointTorqueStats, TrackingStats
 from linkage_lab.evaluation.policies import POLICY_LOADERS, Policy, actor_groups, actor_observation
 from linkage_lab.evaluation.replay import AnkleReplay
@@ -28,10 +30,12 @@ from linkage_lab.paths import REPO_ROOT
 #: Version of the ``eval.json`` layout.
 SCHEMA_VERSION = 1
 EVAL_FILE = "eval.json"
-SAMPLING = (
-    "once per control step, after env.step: the last physics substep's torques; the ankle replay "
-    "uses the linkage actuator's commanded torque (computed_effort, before motor limits) at the pose "
-    "the actuator computed it from"
+#: How ``joint_torques`` and ``ankle_replay`` were sampled (``sampling`` in ``eval.json``).
+SAMPLING = probe_module.SAMPLING
+SAMPLING_NOTE = (
+    "each physics substep's torques (decimation per control step); the ankle replay uses the linkage "
+    "actuator's commanded torque (computed_effort, before motor limits) at the pose the actuator "
+    "computed it from"
 )
 
 
@@ -134,7 +138,7 @@ def run_evaluation(
     episodes = EpisodeStats(env.num_envs, unwrapped.device)
     tracking = TrackingStats()
     torques = JointTorqueStats(len(names))
-    probe, replay = _ankle_replay(env)
+    probe, replay = _substep_probe(env, columns)
     groups = actor_groups(agent_cfg)
     has_command = "base_velocity" in unwrapped.command_manager.active_terms
     start = time.perf_counter()
@@ -158,15 +162,21 @@ def run_evaluation(
                         robot.data.root_ang_vel_b.torch,
                         ~dones.to(torch.bool),
                     )
-                torques.add(robot.data.applied_torque.torch[:, columns], robot.data.computed_torque.torch[:, columns])
-                if probe is not None:
-                    replay.add(*probe.latest())
+                substeps = probe.drain()
+                torques.add(substeps.applied_torque_nm, substeps.commanded_torque_nm)
+                if replay is not None:
+                    replay.add(substeps.ankle_torque_nm, substeps.ankle_pose_rad)
                 bar.update(1)
                 bar.set_postfix(episodes=f"{episodes.completed}/{request.episodes}", refresh=False)
     finally:
-        if probe is not None:
-            probe.close()
+        probe.close()
     summary = episodes.summary(unwrapped.step_dt)
+    sampling = {
+        "sampling": SAMPLING,
+        "sampling_note": SAMPLING_NOTE,
+        "physics_steps_per_control_step": int(unwrapped.cfg.decimation),
+        "physics_steps": probe.physics_steps,
+    }
     report = {
         "schema_version": SCHEMA_VERSION,
         "linkage_lab_version": linkage_lab.__version__,
@@ -183,10 +193,11 @@ def run_evaluation(
         **summary,
         "tracking": tracking.summary() if has_command else None,
         "joint_torques": {
-            "sampling": SAMPLING,
+            **sampling,
+            "samples": torques.samples,
             "joints": torques.summary(names, joint_effort_limits(env, names)),
         },
-        "ankle_replay": None if replay is None else {"sampling": SAMPLING, **replay.summary()},
+        "ankle_replay": None if replay is None else {**sampling, **replay.summary()},
         "plots": [],
     }
     return report, replay
@@ -206,23 +217,6 @@ def write_report(out_dir: Path, report: dict[str, Any], replay: AnkleReplay | No
     return written
 
 
-def _ankle_replay(env: Any) -> tuple[Any, AnkleReplay | None]:
-    """The probe and replay for a robot with linkage ankles, else ``(None, None)``."""
-    from linkage_lab.evaluation.probe import AnkleTorqueProbe
-    from linkage_lab.evaluation.replay import marvin_ankle_replay
-    from linkage_lab.evaluation.robot_info import linkage_ankles, linkage_groups
-
-    ankles = linkage_ankles(env)
-    if not ankles:
-        return None, None
-    presets = {
-        g["transmission"].partition(":")[2] or "marvin"
-        for g in linkage_groups(env)
-        if g["transmission"].startswith("marvin_ankle")
-    }
-    replay = marvin_ankle_replay(preset=presets.pop() if len(presets) == 1 else "marvin")
-    probe = AnkleTorqueProbe(env)
-    if probe.names != replay.names:
-        probe.close()
-        raise ValueError(f"probe ankles {probe.names} do not match the replay's {replay.names}")
-    return probe, replay
+def _substep_probe(env: Any, columns: list[int]) -> tuple[Any, AnkleReplay | None]:
+    """The per-substep probe of the policy joints and, for a robot with linkage ankles, the replay."""
+    return probe_module.substep_probe(env, columns)

@@ -112,7 +112,11 @@ class TrackingStats:
 
 
 class JointTorqueStats:
-    """Peak and RMS joint torque per joint (applied, after limits) and the commanded peak (before)."""
+    """Peak and RMS joint torque per joint (applied, after limits) and the commanded peak (before).
+
+    A sample is one env at one physics substep: the statistics see every torque the physics
+    integrated, not only the last substep of each control step.
+    """
 
     def __init__(self, num_joints: int):
         self.samples = 0
@@ -121,9 +125,18 @@ class JointTorqueStats:
         self._commanded_peak = torch.zeros(num_joints, dtype=torch.float64)
 
     def add(self, applied_nm: torch.Tensor, commanded_nm: torch.Tensor) -> None:
-        """Add ``(num_envs, num_joints)`` applied and commanded torques (N·m), in report joint order."""
-        applied = applied_nm.detach().to("cpu", torch.float64)
-        commanded = commanded_nm.detach().to("cpu", torch.float64)
+        """Add applied and commanded torques (N·m), in report joint order.
+
+        Args:
+            applied_nm: ``(num_envs, num_joints)`` or ``(substeps, num_envs, num_joints)``: every
+                leading index is one sample.
+            commanded_nm: Same shape, before the actuators' limits.
+        """
+        num_joints = self._peak.shape[0]
+        applied = applied_nm.detach().to("cpu", torch.float64).reshape(-1, num_joints)
+        commanded = commanded_nm.detach().to("cpu", torch.float64).reshape(-1, num_joints)
+        if applied.shape[0] == 0:
+            return
         self.samples += applied.shape[0]
         self._sum_sq += (applied**2).sum(dim=0)
         self._peak = torch.maximum(self._peak, applied.abs().amax(dim=0))

@@ -1,7 +1,9 @@
 """The ankle-torque replay (ankle_linkage.md §9): commanded joint torques through the real ``J(q)``.
 
-Each sample is one control step of one ankle: the commanded joint torque ``τ_j = (τ_pitch, τ_roll)``
-(N·m, before any motor limit) and the pose ``q = (pitch, roll)`` (rad) it was commanded at. The
+Each sample is one physics substep of one ankle of one env: the commanded joint torque
+``τ_j = (τ_pitch, τ_roll)`` (N·m, before any motor limit) and the pose ``q = (pitch, roll)`` (rad)
+it was commanded at. Every substep counts: with a PD on a new target the largest torque comes in
+the first substep after the target changes, not in the last one a control step ends on. The
 motors would have to produce ``τ_m = J(q)⁻ᵀ τ_j``; the sample is outside the real feasible set when
 any ``|τ_m,i| > T_peak``. In normalised motor coordinates ``τ_m / T_peak`` that set is the same unit
 square at every pose, which is what :mod:`linkage_lab.evaluation.plots` draws.
@@ -13,7 +15,7 @@ interface only, so evaluation, the sprint and the scripted gait share it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,8 +38,8 @@ class _AnkleStats:
     sum_sq_nm2: torch.Tensor = field(default_factory=lambda: torch.zeros(2, dtype=torch.float64))
     peak_abs_nm: torch.Tensor = field(default_factory=lambda: torch.zeros(2, dtype=torch.float64))
     worst: dict[str, Any] | None = None
-    # Candidate outside samples: rows (ratio, pitch, roll, step, env, τ_a, τ_b), pruned to worst N.
-    candidates: torch.Tensor = field(default_factory=lambda: torch.zeros(0, 7, dtype=torch.float64))
+    # Candidate outside samples: rows (ratio, pitch, roll, step, substep, env, τ_a, τ_b), pruned to worst N.
+    candidates: torch.Tensor = field(default_factory=lambda: torch.zeros(0, 8, dtype=torch.float64))
     kept_motor: list[torch.Tensor] = field(default_factory=list)
     kept_pose: list[torch.Tensor] = field(default_factory=list)
     kept_count: int = 0
@@ -81,7 +83,8 @@ class AnkleReplay:
         self.motor_names = tuple(motor_names)
         self._stats = {name: _AnkleStats() for name in self.names}
         self._steps = 0
-        # Joint samples (all ankles of one env at one step) that had any ankle outside / above rated.
+        self._physics_steps = 0
+        # Joint samples (all ankles of one env at one substep) that had any ankle outside / above rated.
         self._joint_samples = 0
         self._joint_outside = 0
         self._joint_above_rated = 0
@@ -91,44 +94,60 @@ class AnkleReplay:
         """Number of :meth:`add` calls so far (control steps)."""
         return self._steps
 
+    @property
+    def physics_steps(self) -> int:
+        """Number of physics substeps added so far (each holds one sample per env and ankle)."""
+        return self._physics_steps
+
     def add(self, step_torque: torch.Tensor, step_pose: torch.Tensor, step: int | None = None) -> None:
-        """Add one control step.
+        """Add one control step: one physics substep, or all of them.
 
         Args:
-            step_torque: Commanded joint torque (N·m), ``(n_ankles, 2)`` or ``(num_envs, n_ankles, 2)``;
-                the last axis is (pitch, roll), the ankle axis follows :attr:`names`.
-            step_pose: Pose (rad) the torque was commanded at, same shape.
+            step_torque: Commanded joint torque (N·m), ``(n_ankles, 2)``, ``(num_envs, n_ankles, 2)``
+                or ``(substeps, num_envs, n_ankles, 2)`` (every physics substep of the control step,
+                in order); the last axis is (pitch, roll), the ankle axis follows :attr:`names`.
+            step_pose: Pose (rad) each torque was commanded at, same shape.
             step: Step index reported for the worst samples; ``None`` counts :meth:`add` calls.
         """
         torque = torch.as_tensor(step_torque).detach().to("cpu", torch.float64)
         pose = torch.as_tensor(step_pose).detach().to("cpu", torch.float64)
-        if torque.ndim == 2:
+        while torque.ndim < 4:
             torque, pose = torque.unsqueeze(0), pose.unsqueeze(0)
         expected = (len(self.names), 2)
-        if torque.shape != pose.shape or tuple(torque.shape[1:]) != expected:
+        if torque.shape != pose.shape or torque.ndim != 4 or tuple(torque.shape[2:]) != expected:
             raise ValueError(
-                f"AnkleReplay.add expects torque and pose of shape (num_envs, {expected[0]}, 2), "
+                f"AnkleReplay.add expects torque and pose of shape ([substeps,] num_envs, {expected[0]}, 2), "
                 f"got {tuple(torque.shape)} and {tuple(pose.shape)}"
             )
+        substeps, num_envs = torque.shape[:2]
         step_index = self._steps if step is None else int(step)
+        # All substeps of the step as one batch of rows, substep-major (row = substep · num_envs + env).
+        where = {
+            "step": torch.full((substeps * num_envs,), float(step_index), dtype=torch.float64),
+            "substep": torch.arange(substeps, dtype=torch.float64).repeat_interleave(num_envs),
+            "env": torch.arange(num_envs, dtype=torch.float64).repeat(substeps),
+        }
+        torque, pose = torque.reshape(-1, *expected), pose.reshape(-1, *expected)
         any_outside = torch.zeros(torque.shape[0], dtype=torch.bool)
         any_rated = torch.zeros(torque.shape[0], dtype=torch.bool)
         all_valid = torch.ones(torque.shape[0], dtype=torch.bool)
         for k, name in enumerate(self.names):
-            outside, rated, valid = self._add_ankle(name, torque[:, k], pose[:, k], step_index)
+            outside, rated, valid = self._add_ankle(name, torque[:, k], pose[:, k], where)
             any_outside |= outside
             any_rated |= rated
             all_valid &= valid
         self._joint_samples += int(all_valid.sum())
         self._joint_outside += int((any_outside & all_valid).sum())
         self._joint_above_rated += int((any_rated & all_valid).sum())
+        self._physics_steps += substeps
         self._steps += 1
 
     def _add_ankle(
-        self, name: str, joint_torque: torch.Tensor, pose: torch.Tensor, step: int
+        self, name: str, joint_torque: torch.Tensor, pose: torch.Tensor, where: dict[str, torch.Tensor]
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One ankle's rows (``(N, 2)`` torque and pose); ``where`` holds each row's step, substep and env."""
         stats = self._stats[name]
-        motor = _motor_torque(self.transmissions[name], joint_torque, pose)  # (E, 2), τ_m = J⁻ᵀ τ_j
+        motor = _motor_torque(self.transmissions[name], joint_torque, pose)  # (N, 2), τ_m = J⁻ᵀ τ_j
         valid = torch.isfinite(motor).all(dim=-1) & torch.isfinite(pose).all(dim=-1)
         stats.invalid += int((~valid).sum())
         motor = torch.where(valid.unsqueeze(-1), motor, torch.zeros_like(motor))
@@ -141,23 +160,15 @@ class AnkleReplay:
         stats.above_rated += int(rated.sum())
         stats.sum_sq_nm2 += (motor**2).sum(dim=0)
         stats.peak_abs_nm = torch.maximum(stats.peak_abs_nm, abs_motor.amax(dim=0))
-        env_index = torch.arange(motor.shape[0], dtype=torch.float64)
+        location = torch.stack([where["step"], where["substep"], where["env"]], dim=-1)
         if valid.any():
             masked_ratio = torch.where(valid, ratio, torch.full_like(ratio, -1.0))
-            best = int(masked_ratio.argmax())
+            best = int(masked_ratio.argmax())  # the first of equal ratios: the earliest substep
             if stats.worst is None or float(ratio[best]) > stats.worst["ratio"]:
-                stats.worst = _sample_record(float(ratio[best]), pose[best], step, best, motor[best])
+                step, substep, env = (int(v) for v in location[best])
+                stats.worst = _sample_record(float(ratio[best]), pose[best], step, substep, env, motor[best])
         if outside.any():
-            rows = torch.cat(
-                [
-                    ratio[outside, None],
-                    pose[outside],
-                    torch.full((int(outside.sum()), 1), float(step), dtype=torch.float64),
-                    env_index[outside, None],
-                    motor[outside],
-                ],
-                dim=-1,
-            )
+            rows = torch.cat([ratio[outside, None], pose[outside], location[outside], motor[outside]], dim=-1)
             stats.candidates = torch.cat([stats.candidates, rows])
             if stats.candidates.shape[0] > 4 * max(self.worst_count, 1):
                 stats.candidates = _top_rows(stats.candidates, self.worst_count)
@@ -184,13 +195,16 @@ class AnkleReplay:
         """The replay's numbers as a JSON-ready dict.
 
         Returns:
-            ``motor`` (``peak_nm``, ``rated_nm``), ``steps``, ``ankles`` (per ankle: ``samples``,
+            ``motor`` (``peak_nm``, ``rated_nm``), ``steps`` (control steps), ``physics_steps``
+            (physics substeps sampled; a sample is one ankle of one env at one of them), ``ankles``
+            (per ankle: ``samples``,
             ``invalid_samples`` (non-finite torque or pose, excluded), ``outside_samples``,
             ``fraction_outside``, ``above_rated_samples``, ``fraction_above_rated``, ``worst_ratio``
-            (``max |τ_m,i| / T_peak``) and ``worst`` (where: pose in degrees, step, env, motor torques),
+            (``max |τ_m,i| / T_peak``) and ``worst`` (where: pose in degrees, step, substep, env,
+            motor torques),
             ``peak_motor_nm``, ``rms_motor_nm`` and ``rms_ratio_to_rated`` per motor, and
             ``worst_outside``, the worst outside samples) and ``overall`` (a sample = all ankles of
-            one env at one step: outside when any ankle is; ``worst_ratio`` and ``worst`` over all
+            one env at one substep: outside when any ankle is; ``worst_ratio`` and ``worst`` over all
             ankles; ``max_rms_ratio_to_rated`` and the ``hottest_motor``). Ratios and fractions are
             ``None`` when there is no sample.
         """
@@ -219,6 +233,7 @@ class AnkleReplay:
         return {
             "motor": {"peak_nm": self.peak_nm, "rated_nm": self.rated_nm},
             "steps": self._steps,
+            "physics_steps": self._physics_steps,
             "overall": overall,
             "ankles": ankles,
         }
@@ -242,7 +257,9 @@ class AnkleReplay:
             "rms_ratio_to_rated": {
                 m: (None if r is None else r / self.rated_nm) for m, r in zip(self.motor_names, rms, strict=True)
             },
-            "worst_outside": [_sample_record(float(r[0]), r[1:3], int(r[3]), int(r[4]), r[5:7]) for r in worst_rows],
+            "worst_outside": [
+                _sample_record(float(r[0]), r[1:3], int(r[3]), int(r[4]), int(r[5]), r[6:8]) for r in worst_rows
+            ],
         }
 
 
@@ -269,10 +286,13 @@ def _top_rows(rows: torch.Tensor, count: int) -> torch.Tensor:
     return rows[order[:count]]
 
 
-def _sample_record(ratio: float, pose_rad: torch.Tensor, step: int, env: int, motor_nm: torch.Tensor) -> dict[str, Any]:
+def _sample_record(
+    ratio: float, pose_rad: torch.Tensor, step: int, substep: int, env: int, motor_nm: torch.Tensor
+) -> dict[str, Any]:
     return {
         "ratio": ratio,
         "step": int(step),
+        "substep": int(substep),
         "env": int(env),
         "pitch_deg": math.degrees(float(pose_rad[0])),
         "roll_deg": math.degrees(float(pose_rad[1])),
@@ -284,7 +304,36 @@ def _fraction(count: int, total: int) -> float | None:
     return count / total if total else None
 
 
-def marvin_ankle_replay(preset: str = "marvin", **options: Any) -> AnkleReplay:
+#: Transmission names of Marvin's linkage ankles: ``marvin_ankle_<side>[:<preset>]``.
+_MARVIN_ANKLE_TRANSMISSION = "marvin_ankle_"
+#: The ankle geometry preset when a task names none (and the geometry of the ``box`` ankle model).
+DEFAULT_ANKLE_PRESET = "marvin"
+
+
+def ankle_geometry_preset(transmissions: Iterable[str]) -> str:
+    """The ankle geometry preset (ankle_linkage.md §7) a set of actuator transmission names selects.
+
+    ``marvin_ankle_<side>:<preset>`` selects ``<preset>``, a bare ``marvin_ankle_<side>`` the
+    default. Without any ankle transmission (the ``box`` model drives the ankle joints through the
+    identity, with limits from the default geometry) it is the default too.
+
+    Args:
+        transmissions: Transmission names of the robot's linkage groups.
+
+    Raises:
+        ValueError: The two ankles use different presets (one bridge per robot cannot serve both).
+    """
+    presets = {
+        name.partition(":")[2] or DEFAULT_ANKLE_PRESET
+        for name in transmissions
+        if name.startswith(_MARVIN_ANKLE_TRANSMISSION)
+    }
+    if len(presets) > 1:
+        raise ValueError(f"the ankles use different geometry presets {sorted(presets)}; expected one")
+    return presets.pop() if presets else DEFAULT_ANKLE_PRESET
+
+
+def marvin_ankle_replay(preset: str = DEFAULT_ANKLE_PRESET, **options: Any) -> AnkleReplay:
     """An :class:`AnkleReplay` of Marvin's two ankles (``left``, ``right``) with their motor's limits.
 
     Args:

@@ -83,7 +83,7 @@ def export_bundle(
         runner = load_runner(checkpoint, wrapped, agent_cfg, task)
         metadata = policy_metadata(wrapped, agent_cfg, task, str(checkpoint.resolve()))
         metadata["overrides"] = list(overrides)
-        deploy_writer, deploy_metadata = _deploy_writer(metadata["robot"]) if with_deploy else (None, {})
+        deploy_writer, deploy_metadata = _deploy_writer(metadata) if with_deploy else (None, {})
         metadata.update(deploy_metadata)
         with staged_directory(out_dir) as staging:
             write_policy_onnx(runner, staging / POLICY_FILE, metadata)
@@ -144,13 +144,18 @@ def onnx_parity(runner: Any, path: Path, obs_dim: int, samples: int = 64, seed: 
     return worst
 
 
-def _deploy_writer(robot: str | None) -> tuple[Any, dict[str, Any]]:
+def _deploy_writer(metadata: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """The robot's deploy-file writer ``(out_dir, metadata) -> {relative path: description}`` (or
     ``None``) and the metadata it adds.
+
+    Args:
+        metadata: The policy's metadata (:func:`~linkage_lab.export.metadata.policy_metadata`): its
+            ``robot``, and for Marvin the ``ankle_preset`` the policy was trained with.
 
     Raises:
         DeployModuleUnavailable: The robot's deploy module cannot be imported.
     """
+    robot = metadata.get("robot")
     if robot == "marvin":
         try:
             from linkage_lab.deploy import ankle_bridge
@@ -158,8 +163,11 @@ def _deploy_writer(robot: str | None) -> tuple[Any, dict[str, Any]]:
         except ImportError as exc:
             raise DeployModuleUnavailable(_missing("linkage_lab.deploy.ankle_bridge.export_ankle_bridge", exc)) from exc
 
+        # The geometry the policy was trained with: another preset's IK would send the cranks elsewhere.
+        preset = metadata["ankle_preset"]
+
         def write_bridge(out_dir: Path, metadata: dict[str, Any]) -> dict[str, str]:
-            paths = export_ankle_bridge(out_dir / ANKLE_BRIDGE_DIR, preset="marvin")
+            paths = export_ankle_bridge(out_dir / ANKLE_BRIDGE_DIR, preset=preset)
             return {str(p.relative_to(out_dir)): _bridge_description(p.name) for p in paths}
 
         # How the ankle's joint-space PD reaches the motors on the robot (ankle_linkage.md §8):

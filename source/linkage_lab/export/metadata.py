@@ -77,11 +77,14 @@ def policy_metadata(env: Any, agent_cfg: Any, task: str, checkpoint: str | None 
     ``action_target_clip`` (Isaac Lab's clip of ``q*``, per joint, or ``None``), ``kp`` (N·m/rad)
     and ``kd`` (N·m·s/rad) joint-space PD gains, ``joint_effort_limit_nm`` (per-axis reference,
     see :func:`~linkage_lab.evaluation.robot_info.joint_effort_limits`), ``linkages`` (coupled
-    groups: transmission, simulated control space, motor peaks), ``observation_size``,
+    groups: transmission, simulated control space, motor peaks), ``ankle_preset`` (Marvin: the
+    ankle geometry preset of ankle_linkage.md §7 the ankle transmissions use, which the ankle
+    bridge must use too; ``None`` for other robots), ``observation_size``,
     ``observation_layout`` (:func:`observation_layout`), ``policy_io`` (ONNX input/output).
     """
     import linkage_lab
     from linkage_lab.evaluation.policies import actor_groups
+    from linkage_lab.evaluation.replay import ankle_geometry_preset
     from linkage_lab.evaluation.robot_info import (
         action_mapping,
         default_joint_pos,
@@ -100,6 +103,7 @@ def policy_metadata(env: Any, agent_cfg: Any, task: str, checkpoint: str | None 
     gains = joint_gains(env, names)
     limits = joint_effort_limits(env, names)
     clip_actions = getattr(agent_cfg, "clip_actions", None)
+    linkages = linkage_groups(env)
     return {
         "metadata_version": METADATA_VERSION,
         "linkage_lab_version": linkage_lab.__version__,
@@ -121,7 +125,8 @@ def policy_metadata(env: Any, agent_cfg: Any, task: str, checkpoint: str | None 
         "kd": gains["kd"],
         "pd_space": "joint (tau = kp (q* - q) - kd qdot per joint; linkage groups: see linkages)",
         "joint_effort_limit_nm": [limits[n].effort_nm for n in names],
-        "linkages": linkage_groups(env),
+        "linkages": linkages,
+        "ankle_preset": ankle_geometry_preset(g["transmission"] for g in linkages) if kind == "marvin" else None,
         "observation_size": obs_size,
         "observation_layout": layout,
         "policy_io": {

@@ -64,8 +64,7 @@ def run_race(
     from tqdm import tqdm
 
     from linkage_lab.evaluation.policies import actor_groups, actor_observation
-    from linkage_lab.evaluation.probe import AnkleTorqueProbe
-    from linkage_lab.evaluation.replay import marvin_ankle_replay
+    from linkage_lab.evaluation.probe import SAMPLING, substep_probe
     from linkage_lab.gait.sprint import SprintTracker
     from linkage_lab.runtime import make_env
     from linkage_lab.tasks.sprint.config.marvin.env_cfg import marvin_sprint_rules
@@ -75,8 +74,8 @@ def run_race(
         unwrapped = env.unwrapped
         policy, info = _build_policy(policy_spec, env, agent_cfg, gait_overrides)
         groups = actor_groups(agent_cfg) if info["policy"] == "checkpoint" else ["policy"]
-        probe = AnkleTorqueProbe(env)
-        replay = marvin_ankle_replay()
+        # Every physics substep's commanded ankle torque, through the geometry the actuators use.
+        probe, replay = substep_probe(env, [])
         tracker = SprintTracker(1, rules, device=unwrapped.device)
         robot = unwrapped.scene["robot"]
         obs, _ = env.reset()
@@ -92,8 +91,8 @@ def run_race(
                 before = robot.data.root_pos_w.torch - unwrapped.scene.env_origins
                 obs, _, terminated, truncated, _ = env.step(actions)
                 time_s = round((step + 1) * unwrapped.step_dt, 9)  # no 19.580000000000002 in the metrics
-                torque, pose = probe.latest()
-                replay.add(torque, pose, step)
+                substeps = probe.drain()
+                replay.add(substeps.ankle_torque_nm, substeps.ankle_pose_rad, step)
                 if terminated.any() or truncated.any():
                     # The env has stopped the physics and reset the robot, so the post-step pose is
                     # gone: the referee gets the pose its terms say it reached (see stopped_pose).
@@ -112,7 +111,8 @@ def run_race(
                 tracker.update(max(time_s, rules.time_limit_s), pos)
         probe.close()
         metrics = tracker.metrics(0)
-    metrics["ankle_replay"] = replay.summary()
+        decimation = int(unwrapped.cfg.decimation)
+    metrics["ankle_replay"] = {"sampling": SAMPLING, "physics_steps_per_control_step": decimation, **replay.summary()}
     info.update(ankle=ankle, task=TASK, fall_height_m=rules.fall_height_m, control_period_s=unwrapped.step_dt)
     return RaceRecord(metrics, path, info)
 
