@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "evaluate",
     "export",
     "sprint",
+    "plot",
 )
 
 
