@@ -68,8 +68,13 @@ class OracleCfg:
     """MuJoCo ``solimp`` of the loop closure: impedance near 1 makes the loop (nearly) rigid."""
 
 
-def oracle_mjcf(cfg: OracleCfg) -> str:
-    """The oracle's MJCF text."""
+def oracle_leg_xml(cfg: OracleCfg, shank_extra: str = "") -> str:
+    """The oracle's bodies (thigh with the lower link; crank with the rod), hip at the parent's origin.
+
+    Args:
+        cfg: The oracle.
+        shank_extra: More elements for the lower link's body (e.g. a foot ``<site>``).
+    """
     body, parts = cfg.body, cfg.linkage
     r, l1 = parts.crank_length_m, body.thigh_length_m
     (j1, j2), (b1, b2) = cfg.reflected_inertia_kgm2, cfg.viscous_damping_nms_per_rad
@@ -80,16 +85,12 @@ def oracle_mjcf(cfg: OracleCfg) -> str:
         return f'<inertial pos="0 0 {com_z!r}" mass="{mass!r}" diaginertia="{diagonal}"/>'
 
     hinge = '<joint name="{}" type="hinge" axis="0 1 0" armature="{!r}" damping="{!r}"/>'
-    solref = " ".join(repr(float(x)) for x in cfg.constraint_solref)
-    solimp = " ".join(repr(float(x)) for x in cfg.constraint_solimp)
     return (
-        mjcf_header("parallelogram_leg_oracle", cfg.timestep_s, body.gravity_mps2)
-        + "  <worldbody>\n"
-        + leg_bodies_xml(
+        leg_bodies_xml(
             body,
             hinge.format("hip_motor", float(j1), float(b1)),
             '<joint name="knee" type="hinge" axis="0 1 0"/>',
-            shank_extra=f'<site name="lever_pin" pos="0 0 {r!r}"/>',
+            shank_extra=f'<site name="lever_pin" pos="0 0 {r!r}"/>' + shank_extra,
         )
         + '    <body name="crank" pos="0 0 0">\n'
         + f"      {hinge.format('knee_motor', float(j2), float(b2))}\n"
@@ -100,23 +101,45 @@ def oracle_mjcf(cfg: OracleCfg) -> str:
         + f'        <site name="rod_end" pos="0 0 {-l1!r}"/>\n'
         + "      </body>\n"
         + "    </body>\n"
+    )
+
+
+def loop_closure_xml(cfg: OracleCfg) -> str:
+    """The equality that closes the loop: the rod's end on the lever pin."""
+    solref = " ".join(repr(float(x)) for x in cfg.constraint_solref)
+    solimp = " ".join(repr(float(x)) for x in cfg.constraint_solimp)
+    return f'    <connect site1="rod_end" site2="lever_pin" solref="{solref}" solimp="{solimp}"/>\n'
+
+
+def oracle_mjcf(cfg: OracleCfg) -> str:
+    """The oracle's MJCF text (base fixed at the world origin)."""
+    return (
+        mjcf_header("parallelogram_leg_oracle", cfg.timestep_s, cfg.body.gravity_mps2)
+        + "  <worldbody>\n"
+        + oracle_leg_xml(cfg)
         + "  </worldbody>\n"
         + "  <equality>\n"
-        + f'    <connect site1="rod_end" site2="lever_pin" solref="{solref}" solimp="{solimp}"/>\n'
+        + loop_closure_xml(cfg)
         + "  </equality>\n"
         + "</mujoco>\n"
     )
 
 
 class ParallelogramOracle:
-    """The closed-chain leg, stepped with motor torques; reads motor angles like encoders."""
+    """The closed-chain leg, stepped with motor torques; reads motor angles like encoders.
 
-    def __init__(self, cfg: OracleCfg | None = None):
+    Args:
+        cfg: The oracle; ``None``: the defaults.
+        mjcf: A model holding :func:`oracle_leg_xml` and :func:`loop_closure_xml` of ``cfg`` (e.g. on
+            a moving base with the foot pinned); ``None``: :func:`oracle_mjcf`, base fixed.
+    """
+
+    def __init__(self, cfg: OracleCfg | None = None, mjcf: str | None = None):
         import mujoco
 
         self._mujoco = mujoco
         self.cfg = cfg or OracleCfg()
-        self.model = mujoco.MjModel.from_xml_string(oracle_mjcf(self.cfg))
+        self.model = mujoco.MjModel.from_xml_string(oracle_mjcf(self.cfg) if mjcf is None else mjcf)
         self.data = mujoco.MjData(self.model)
         self._qpos = [int(self.model.jnt_qposadr[self.model.joint(name).id]) for name in _JOINTS]
         self._dof = [int(self.model.jnt_dofadr[self.model.joint(name).id]) for name in _JOINTS]

@@ -13,6 +13,14 @@ from linkage_lab.config import load_robot_config
 from linkage_lab.robots.limit_joints import JOINT_NAMES, JOINT_TYPES, LEGS
 from linkage_lab.robots.spawn import local_usd_spawn
 
+#: The ``q̈`` estimate of the hip/knee explicit S3N torque: the one that wins in contact. On the whole
+#: Limit at its standing pose a loaded flat foot leaves only 10–47 % of the free leg's acceleration jump,
+#: so ``torque_predicted`` (which adds the free leg's jump) errs more than ``previous`` (which ignores it):
+#: jump ratio 1.2–2.8 for every stance leg, standing or trotting; the pinned-foot rig against the
+#: closed-chain oracle confirms the argument (``python -m linkage_lab.validation.contact_estimate``).
+#: The price: in swing ``torque_predicted`` tracks the oracle ~10x closer (same report, README).
+LEG_ACCELERATION_ESTIMATE = "previous"
+
 
 def standing_height_m(cfg: dict[str, Any]) -> float:
     """Base height above the ground in the standing pose (sole flat), from the leg geometry."""
@@ -62,9 +70,7 @@ def leg_actuator_cfg(cfg: dict[str, Any], model: str, physics_dt_s: float = 0.00
         mp_kgm2=[mp["m11"], mp["m12"], mp["m22"]],
         # The serial tree's own link inertia, from the generated description the simulator loads.
         serial_link_kgm2=list(urdf_leg_body()[0].serial_link_kgm2()),
-        # At a 5 ms physics step the paper's previous-step acceleration leaves most of the S3N gain
-        # on the table (49 % vs 98 % position-RMSE reduction in `linkage-lab s3n validate --dt 0.005`).
-        acceleration_estimate="torque_predicted",
+        acceleration_estimate=LEG_ACCELERATION_ESTIMATE,
         reference_joint_pos_rad=[standing["hip"], standing["knee"]],
         physics_dt_s=physics_dt_s,
     )

@@ -105,7 +105,7 @@ def run_standalone_leg(drive_cfg: LinkageDriveCfg, body: LegBody, joint_targets:
     leg = MujocoSerialLeg(body, drive.native_armature().tolist(), drive.native_damping().tolist(), dt)
     leg.model.opt.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_EULERDAMP)
     leg.reset(joint_targets[0])
-    return _drive_loop(
+    return drive_loop(
         drive,
         joint_targets,
         dt,
@@ -131,7 +131,7 @@ def run_oracle_leg(drive_cfg: LinkageDriveCfg, body: LegBody, joint_targets: np.
     drive = LinkageDrive(replace(drive_cfg, s3n=bare, acceleration_estimate="previous"), parallelogram_leg())
     oracle.reset(_J @ joint_targets[0])
     inverse = np.linalg.inv(_J)
-    return _drive_loop(
+    return drive_loop(
         drive,
         joint_targets,
         dt,
@@ -140,7 +140,7 @@ def run_oracle_leg(drive_cfg: LinkageDriveCfg, body: LegBody, joint_targets: np.
     )
 
 
-def _drive_loop(drive: LinkageDrive, joint_targets: np.ndarray, dt: float, read: Callable, apply: Callable) -> LegRun:
+def drive_loop(drive: LinkageDrive, joint_targets: np.ndarray, dt: float, read: Callable, apply: Callable) -> LegRun:
     """Per step: ``read()`` the serial state ``(q, q̇)``, run ``drive``, ``apply(output)``; log."""
     targets = torch.from_numpy(np.asarray(joint_targets, dtype=np.float64))
     zero = torch.zeros(1, 2, dtype=torch.float64)
