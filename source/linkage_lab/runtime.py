@@ -8,8 +8,10 @@ machine).
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -69,21 +71,46 @@ def validate_overrides(overrides: Sequence[str]) -> list[str]:
     return list(overrides)
 
 
-def check_override_paths(roots: dict[str, Any], overrides: Sequence[str], task: str) -> None:
+def preset_selectors() -> set[str]:
+    """The keys that select presets rather than name a config field (``presets``, ``physics``, ``renderer``)."""
+    from isaaclab_tasks.utils.preset_target import PresetTarget
+
+    return {target.value for target in PresetTarget}
+
+
+def check_override_paths(
+    roots: dict[str, Any], overrides: Sequence[str], task: str, selectors: set[str] | None = None
+) -> None:
     """Check that each ``env.…``/``agent.…`` override names an existing field with a compatible value.
 
-    Preset selectors (``physics=…``, ``ankle=…``) are left to the preset resolver, which rejects
-    unknown names itself.
+    Preset selectors (``presets=…``, ``physics=…``) are left to the preset resolver, which rejects
+    unknown names itself. Any other key must start with one of ``roots``: hydra would otherwise add
+    it (``+envs.…``, silently ignored) or fail with a multi-line report (``envs.…``).
+
+    Args:
+        roots: The config roots by name (``env``, ``agent``).
+        overrides: The override tokens.
+        task: Task id, for the messages.
+        selectors: Preset selector keys; ``None``: :func:`preset_selectors`.
 
     Raises:
-        OverrideError: Naming the first unknown field or mistyped value.
+        OverrideError: Naming the first unknown root or field, or mistyped value.
     """
     import yaml
 
+    selectors = preset_selectors() if selectors is None else selectors
     for token in overrides:
         key, _, raw_value = token.lstrip("+~").partition("=")
         head, _, rest = key.partition(".")
-        if head not in roots or not rest or token.startswith(("+", "~")):
+        if head not in roots:
+            if key in selectors:
+                continue
+            raise OverrideError(
+                f"{token!r}: unknown key {head!r}; overrides start with "
+                f"{' or '.join(f'{root}.' for root in roots)} (e.g. env.scene.num_envs=32), "
+                f"or select presets ({', '.join(f'{name}=NAME' for name in sorted(selectors))})"
+            )
+        if not rest or token.startswith(("+", "~")):
             continue
         node: Any = roots[head]
         walked = head
@@ -130,17 +157,48 @@ def resolve_configs(task: str, overrides: Sequence[str] = (), device: str | None
         # Hydra silently adds unknown keys and accepts any value type: check paths and types first.
         base_env, base_agent = resolve_task_config(task, "rsl_rl_cfg_entry_point", overrides=[])
         check_override_paths({"env": base_env, "agent": base_agent}, overrides, task)
+    report = io.StringIO()
     try:
-        env_cfg, agent_cfg = resolve_task_config(task, "rsl_rl_cfg_entry_point", overrides=overrides)
+        # Hydra prints a bad override as a multi-line report on stderr and exits: keep it for the error.
+        with contextlib.redirect_stderr(report):
+            env_cfg, agent_cfg = resolve_task_config(task, "rsl_rl_cfg_entry_point", overrides=overrides)
+    except SystemExit as exc:
+        raise OverrideError(
+            f"cannot apply overrides {' '.join(overrides)} to {task}: {_hydra_report(report.getvalue())}"
+        ) from exc
     except Exception as exc:  # hydra and the preset resolver report bad tokens with their own types
         if type(exc).__module__.startswith(("hydra", "omegaconf")) or isinstance(exc, (KeyError, ValueError)):
             raise OverrideError(f"cannot apply overrides {' '.join(overrides)} to {task}: {exc}") from exc
+        sys.stderr.write(report.getvalue())
         raise
+    sys.stderr.write(report.getvalue())
     device = pick_device(device)
     env_cfg.sim.device = device
     if agent_cfg is not None and not any(o.startswith("agent.device=") for o in overrides):
         agent_cfg.device = device
     return env_cfg, agent_cfg
+
+
+def _hydra_report(text: str) -> str:
+    """Hydra's multi-line override report as one line, without its traceback hint."""
+    lines = [line.strip() for line in text.splitlines() if line.strip() and "HYDRA_FULL_ERROR" not in line]
+    return " ".join(lines) or "hydra rejected them"
+
+
+class _SimulationAborted(SystemExit):
+    """Carries an exception of the caller's block out of ``launch_simulation`` (exit status 1).
+
+    ``launch_simulation`` prints the traceback of any ``Exception`` raised in its block before
+    re-raising it, so a user error (a policy file that does not fit, an unwritable output) would
+    print a traceback above the command's one-line message. A ``SystemExit`` passes through
+    silently with its status; :func:`make_env` re-raises the original exception after the
+    simulation has closed, and whoever catches it decides: one line for a user error, the
+    traceback (printed by Python) for a bug.
+    """
+
+    def __init__(self, error: Exception):
+        super().__init__(1)
+        self.error = error
 
 
 @contextlib.contextmanager
@@ -169,9 +227,21 @@ def make_env(
         env_cfg.scene.num_envs = int(num_envs)
     if env_cfg_hook is not None:
         env_cfg_hook(env_cfg)
-    with launch_simulation(env_cfg, {"headless": True, "device": env_cfg.sim.device}):
-        env = gym.make(task, cfg=env_cfg)
-        try:
-            yield env, agent_cfg
-        finally:
-            env.close()
+    error: Exception | None = None
+    try:
+        with launch_simulation(env_cfg, {"headless": True, "device": env_cfg.sim.device}):
+            try:
+                env = gym.make(task, cfg=env_cfg)
+            except Exception as exc:
+                raise _SimulationAborted(exc) from None
+            try:
+                yield env, agent_cfg
+            except Exception as exc:
+                raise _SimulationAborted(exc) from None
+            finally:
+                env.close()
+    except _SimulationAborted as aborted:
+        error = aborted.error
+    if error is not None:
+        # Raised outside the handler, so its traceback and cause are its own (no SystemExit context).
+        raise error

@@ -126,12 +126,34 @@ def test_text_report_is_a_table(capsys):
             "unknown ankle preset 'wide'; choices: marvin, narrow_rods, rods_close, calf, rs06",
         ),
         (["--motor", "rs99"], "unknown motor 'rs99'; choices: rs02, rs03, rs04, rs06"),
-        (["--pose", "-85", "0"], "cannot reach pose pitch=-85.00°"),
+        (["--pose", "-85", "0"], "pitch -85.0° not in -40.0° … +40.0°"),
+        (["--pose", "80", "0"], "--pose: pose outside the joint range of ankle preset marvin: pitch +80.0°"),
+        (["--pose", "170", "0"], "pitch +170.0° not in -40.0° … +40.0°"),
+        (["--pose", "0", "-20.5"], "roll -20.5° not in -20.0° … +20.0°"),
     ],
 )
 def test_user_errors_are_clear(capsys, args, message):
     assert main(["ankle", "report", *args]) == 2
-    assert message in capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert message in err and "Traceback" not in err
+    assert "torque diamond" not in out and "feasible" not in out
+
+
+def test_out_of_range_study_pose_is_loud_and_not_feasible():
+    geometry = load_ankle_geometry()
+    with pytest.warns(ankle_report.PoseOutOfRangeWarning, match="pitch \\+80.0° not in"):
+        diamond = ankle_report.diamond_at_pose(geometry, (80.0, 0.0), (1.0, 1.0))
+    assert diamond["in_joint_range"] is False and diamond["demand_feasible"] is False
+    text = "\n".join(ankle_report._format_diamond(diamond))
+    assert "NOT feasible (pose outside the joint range)" in text
+
+
+def test_range_limits_are_inside():
+    geometry = load_ankle_geometry()
+    diamond = ankle_report.diamond_at_pose(geometry, (-40.0, 20.0), (1.0, 1.0))
+    assert diamond["in_joint_range"] is True and diamond["demand_feasible"] is True
+    assert ankle_report.pose_range_error(geometry, (40.0, -20.0)) is None
+    assert ankle_report.pose_range_error(geometry, (math.nan, 0.0)) is not None
 
 
 def test_range_grid_includes_both_limits_at_most_one_degree_apart():

@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=float,
         default=None,
         metavar=("PITCH", "ROLL"),
-        help="pose of the torque diamond in deg (default: the worst-transmission pose)",
+        help="pose of the torque diamond in deg, inside the joint range (default: the worst-transmission pose)",
     )
     report.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     report.add_argument("--plot", type=Path, default=None, metavar="DIR", help="write the PNG pictures into DIR")
@@ -55,6 +55,10 @@ def run_report(args: argparse.Namespace) -> int:
 
     try:
         geometry = load_ankle_geometry(args.preset, motor=args.motor)
+        # The diamond is for the hardware: a pose the joints cannot take is an error, not a study.
+        range_error = None if args.pose is None else ankle_report.pose_range_error(geometry, tuple(args.pose))
+        if range_error is not None:
+            raise CliError(f"--pose: {range_error}")
         demand = (float(args.demand[0]), float(args.demand[1]))
         report = ankle_report.compute_report(geometry, demand_nm=demand)
         worst = report["worst_transmission"]

@@ -58,7 +58,8 @@ def _demo(args: argparse.Namespace) -> int:
         ankle = sprint.get("ankle", "box")
         print(f"[{next(step)}/{steps}] Marvin's 10 m sprint, scripted gait, {ankle} ankles", flush=True)
         record = run_race("scripted", ankle)
-        race = write_race(record, REPO_ROOT / "outputs" / "sprint" / f"scripted_{ankle}")
+        # The demo's own race folder: a previous demo's race there is replaced, anything else is refused.
+        race = write_race(record, REPO_ROOT / "outputs" / "sprint" / f"scripted_{ankle}", force=True)
         m = record.metrics
         print(f"      {m['ended_reason']} after {m['duration_s']:.2f} s, {m['distance_m']:.2f} m", flush=True)
     print(f"[{next(step)}/{steps}] training {task} ({' '.join(overrides)})", flush=True)

@@ -37,23 +37,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="control-step cap (default: enough for the episodes even if none ends early)",
     )
     parser.add_argument(
-        "--out", type=Path, default=None, help="output folder (default <run>/eval or outputs/eval/<task>)"
+        "--out",
+        type=Path,
+        default=None,
+        help="output folder (default <run>/eval or outputs/eval/<task>); new, empty, or a previous eval output",
     )
+    parser.add_argument("--force", action="store_true", help="replace a previous eval output in the output folder")
     parser.add_argument("--device", default=None, help="cpu, cuda:0, ... (default: picked automatically)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=_eval, accepts_overrides=True)
 
 
 #: Namespace entries the request carries itself (or the parser's own), not passed on as loader options.
-_REQUEST_FIELDS = {"task", "checkpoint", "onnx", "func", "accepts_overrides", "command"}
+_REQUEST_FIELDS = {"task", "checkpoint", "onnx", "force", "func", "accepts_overrides", "command"}
 
 
 def _eval(args: argparse.Namespace, overrides: list[str]) -> int:
     from linkage_lab.cli.main import CliError
-    from linkage_lab.evaluation.evaluate import EvalRequest, evaluate
-    from linkage_lab.evaluation.policies import POLICY_LOADERS, PolicyLoadError
-    from linkage_lab.runtime import OverrideError
-    from linkage_lab.tasks.registry import UnknownTaskError
+    from linkage_lab.evaluation.evaluate import EVAL_COMMAND, EvalRequest, default_out_dir, evaluate
+    from linkage_lab.evaluation.policies import POLICY_LOADERS
+    from linkage_lab.outputs import check_output_dir
 
     policy = args.policy or ("checkpoint" if args.checkpoint else "onnx" if args.onnx else None)
     if policy is None:
@@ -66,39 +69,50 @@ def _eval(args: argparse.Namespace, overrides: list[str]) -> int:
         raise CliError("--policy onnx needs --onnx FILE")
     if args.episodes < 1 or args.num_envs < 1 or (args.max_steps is not None and args.max_steps < 1):
         raise CliError("--episodes, --num-envs and --max-steps must be positive")
-    try:
-        checkpoint = _checked_checkpoint(args, overrides) if policy == "checkpoint" else None
-        request = EvalRequest(
-            task=args.task,
-            policy=policy,
-            checkpoint=checkpoint,
-            onnx=args.onnx,
-            episodes=args.episodes,
-            num_envs=args.num_envs,
-            max_steps=args.max_steps,
-            out_dir=args.out,
-            overrides=tuple(overrides),
-            device=args.device,
-            progress=not args.no_progress,
-            # Every option reaches the policy loader, so a new policy type can add its own flags.
-            options={k: v for k, v in vars(args).items() if k not in _REQUEST_FIELDS},
-        )
-        out_dir, report = evaluate(request)
-    except (UnknownTaskError, OverrideError, PolicyLoadError, NotADirectoryError) as exc:
-        raise CliError(str(exc)) from exc
+    # Everything a user can get wrong is checked here, before the simulation is built.
+    checkpoint = _checked_policy_file(args, policy, overrides)
+    request = EvalRequest(
+        task=args.task,
+        policy=policy,
+        checkpoint=checkpoint,
+        onnx=args.onnx,
+        episodes=args.episodes,
+        num_envs=args.num_envs,
+        max_steps=args.max_steps,
+        out_dir=args.out,
+        overrides=tuple(overrides),
+        device=args.device,
+        progress=not args.no_progress,
+        force=args.force,
+        # Every option reaches the policy loader, so a new policy type can add its own flags.
+        options={k: v for k, v in vars(args).items() if k not in _REQUEST_FIELDS},
+    )
+    check_output_dir(default_out_dir(request), EVAL_COMMAND, args.force)
+    out_dir, report = evaluate(request)
     print(format_summary(report))
     print(f"report: {out_dir / 'eval.json'}")
     return 0
 
 
-def _checked_checkpoint(args: argparse.Namespace, overrides: list[str]) -> Path:
-    """Resolve ``--checkpoint`` and check it can be read and belongs to the task, before building the env."""
+def _checked_policy_file(args: argparse.Namespace, policy: str, overrides: list[str]) -> Path | None:
+    """Check the task, overrides and the policy file against the task's sizes; the resolved checkpoint.
+
+    Raises:
+        UnknownTaskError, OverrideError: Bad task id or override.
+        PolicyLoadError: The checkpoint or ONNX file is missing, unreadable or of other sizes.
+    """
     from linkage_lab.evaluation.policies import read_checkpoint, resolve_checkpoint
+    from linkage_lab.evaluation.policy_check import check_checkpoint_sizes, check_onnx_file, task_sizes
     from linkage_lab.runtime import resolve_configs
 
-    _, agent_cfg = resolve_configs(args.task, overrides, args.device)
+    env_cfg, agent_cfg = resolve_configs(args.task, overrides, args.device)
+    if policy == "onnx":
+        check_onnx_file(args.onnx, task_sizes(env_cfg, agent_cfg))
+    if policy != "checkpoint":
+        return None
     checkpoint = resolve_checkpoint(args.checkpoint, args.task, agent_cfg.experiment_name)
-    read_checkpoint(checkpoint, args.task)
+    state = read_checkpoint(checkpoint, args.task)
+    check_checkpoint_sizes(checkpoint, state, task_sizes(env_cfg, agent_cfg), args.task)
     return checkpoint
 
 

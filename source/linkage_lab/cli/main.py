@@ -32,6 +32,28 @@ class CliError(RuntimeError):
     """An error the user caused (bad input, missing file); printed without a traceback."""
 
 
+#: Error types a user causes, by module, that print as one line wherever below a command they are
+#: raised (the command may not catch them all). Only modules already imported are looked at, so
+#: this adds no import to the CLI's start.
+USER_ERRORS = {
+    "linkage_lab.runtime": ("OverrideError",),
+    "linkage_lab.tasks.registry": ("UnknownTaskError",),
+    "linkage_lab.evaluation.policies": ("PolicyLoadError",),
+    "linkage_lab.outputs": ("OutputDirError",),
+    "linkage_lab.export.bundle": ("DeployModuleUnavailable",),
+    "linkage_lab.config": ("ConfigError",),
+}
+
+
+def user_error_types() -> tuple[type[BaseException], ...]:
+    """The :data:`USER_ERRORS` types of the modules imported so far, plus :class:`CliError`."""
+    found: list[type[BaseException]] = [CliError]
+    for module_name, names in USER_ERRORS.items():
+        module = sys.modules.get(module_name)
+        found += [getattr(module, name) for name in names if module is not None and hasattr(module, name)]
+    return tuple(found)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the top-level parser with every available sub-command."""
     parser = argparse.ArgumentParser(
@@ -62,7 +84,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         result = args.func(args, extra) if accepts_overrides else args.func(args)
-    except CliError as exc:
+    except Exception as exc:
+        if not isinstance(exc, user_error_types()):
+            raise
         print(f"linkage-lab {args.command}: error: {exc}", file=sys.stderr)
         return 2
     return int(result or 0)

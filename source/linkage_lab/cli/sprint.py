@@ -6,6 +6,8 @@ import argparse
 import contextlib
 import json
 import sys
+from pathlib import Path
+from typing import Any
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -17,7 +19,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="scripted (default), a checkpoint .pt or 'latest', or an .onnx file",
     )
     parser.add_argument("--ankle", choices=("box", "diamond"), default="box", help="ankle torque limits (default box)")
-    parser.add_argument("--out", default=None, help="output folder (default outputs/sprint/<policy>_<ankle>)")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="output folder (default outputs/sprint/<policy>_<ankle>); new, empty, or a previous sprint output",
+    )
+    parser.add_argument("--force", action="store_true", help="replace a previous sprint output in the output folder")
     parser.add_argument("--device", default=None, help="cpu, cuda:0, ... (default: picked automatically)")
     parser.add_argument("--gait", default=None, help="JSON object of gait parameter overrides for --policy scripted")
     parser.add_argument("--json", action="store_true", help="print metrics.json")
@@ -25,35 +32,84 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _sprint(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from linkage_lab.cli.main import CliError
-    from linkage_lab.evaluation.policies import PolicyLoadError
+    from linkage_lab.outputs import OutputWriteError, check_output_dir
     from linkage_lab.paths import REPO_ROOT
-    from linkage_lab.sprint.runner import run_race, write_race
+    from linkage_lab.sprint.runner import SPRINT_COMMAND, run_race, write_race
 
-    overrides = None
-    if args.gait:
-        try:
-            overrides = json.loads(args.gait)
-        except json.JSONDecodeError as exc:
-            raise CliError(f"--gait is not valid JSON: {exc}") from exc
-        if args.policy != "scripted":
-            raise CliError("--gait applies to --policy scripted only")
+    # Everything a user can get wrong is checked here, before the simulation is built.
+    overrides = _gait_overrides(args)
+    _check_policy(args)
     name = "scripted" if args.policy == "scripted" else Path(args.policy).stem
     out = Path(args.out) if args.out else REPO_ROOT / "outputs" / "sprint" / f"{name}_{args.ankle}"
+    check_output_dir(out, SPRINT_COMMAND, args.force)
+    # Isaac Lab prints its configuration tables to stdout: with --json keep stdout for the JSON.
+    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+        record = run_race(args.policy, args.ankle, args.device, overrides, progress=not args.json)
+    failure = None
     try:
-        # Isaac Lab prints its configuration tables to stdout: with --json keep stdout for the JSON.
-        with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
-            record = run_race(args.policy, args.ankle, args.device, overrides, progress=not args.json)
-    except (PolicyLoadError, FileNotFoundError, TypeError, ValueError) as exc:
-        raise CliError(str(exc)) from exc
-    files = write_race(record, out)
+        files = write_race(record, out, force=args.force)
+    except OutputWriteError as exc:
+        # The race is finished: show it, and where its files went, then fail.
+        failure = exc
+        files = {} if exc.fallback is None else {p.name: p for p in sorted(exc.fallback.iterdir())}
     if args.json:
         print(json.dumps(record.metrics, indent=2))
-        return 0
+    else:
+        _print_summary(record, args.ankle, files)
+    if failure is not None:
+        from linkage_lab.cli.main import CliError
+
+        raise CliError(str(failure))
+    return 0
+
+
+def _gait_overrides(args: argparse.Namespace) -> dict[str, Any] | None:
+    """``--gait`` parsed and checked (keys, value ranges, leg reach), or ``None``."""
+    from linkage_lab.cli.main import CliError
+
+    if not args.gait:
+        return None
+    if args.policy != "scripted":
+        raise CliError("--gait applies to --policy scripted only")
+    try:
+        overrides = json.loads(args.gait)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"--gait is not valid JSON: {exc}") from exc
+    if not isinstance(overrides, dict):
+        raise CliError(
+            f"--gait must be a JSON object of gait parameters, e.g. '{{\"step_length_m\": 0.18}}'; got {args.gait}"
+        )
+    from linkage_lab.gait.biped import BipedGait, marvin_sprint_gait_cfg
+
+    try:
+        BipedGait(marvin_sprint_gait_cfg(**overrides))
+    except ValueError as exc:  # unknown keys, values out of range, a trajectory out of the leg's reach
+        raise CliError(f"--gait: {exc}") from exc
+    return overrides
+
+
+def _check_policy(args: argparse.Namespace) -> None:
+    """Check a checkpoint or ONNX policy against the sprint task's sizes (the scripted gait needs nothing)."""
+    from linkage_lab.evaluation.policies import read_checkpoint, resolve_checkpoint
+    from linkage_lab.evaluation.policy_check import check_checkpoint_sizes, check_onnx_file, task_sizes
+    from linkage_lab.runtime import resolve_configs
+    from linkage_lab.sprint.runner import TASK
+
+    if args.policy == "scripted":
+        return
+    env_cfg, agent_cfg = resolve_configs(TASK, [f"presets={args.ankle}"], args.device)
+    sizes = task_sizes(env_cfg, agent_cfg)
+    if args.policy.endswith(".onnx"):
+        check_onnx_file(Path(args.policy), sizes)
+        return
+    checkpoint = resolve_checkpoint(args.policy, TASK, agent_cfg.experiment_name)
+    # Sprint policies are trained on another task (the velocity task), so only the sizes are checked.
+    check_checkpoint_sizes(checkpoint, read_checkpoint(checkpoint, None), sizes, TASK)
+
+
+def _print_summary(record: Any, ankle: str, files: dict[str, Path]) -> None:
     m = record.metrics
-    print(f"sprint ({record.info['policy']}, {args.ankle} ankles): {m['ended_reason']}")
+    print(f"sprint ({record.info['policy']}, {ankle} ankles): {m['ended_reason']}")
     race_time = "-" if m["time"] is None else f"{m['time']:.2f}"
     print(f"  time {race_time} s, distance {m['distance_m']:.2f} m, average {m['average_speed_mps']:.3f} m/s")
     print(
@@ -64,4 +120,3 @@ def _sprint(args: argparse.Namespace) -> int:
         print(f"  ankle torque outside the real feasible set: {overall.get('fraction_outside')} of control steps")
     for key, path in files.items():
         print(f"  {key}: {path}")
-    return 0

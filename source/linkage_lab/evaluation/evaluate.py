@@ -30,6 +30,8 @@ from linkage_lab.paths import REPO_ROOT
 #: Version of the ``eval.json`` layout.
 SCHEMA_VERSION = 1
 EVAL_FILE = "eval.json"
+#: The command name in the output folder's manifest (:mod:`linkage_lab.outputs`).
+EVAL_COMMAND = "eval"
 #: How ``joint_torques`` and ``ankle_replay`` were sampled (``sampling`` in ``eval.json``).
 SAMPLING = probe_module.SAMPLING
 SAMPLING_NOTE = (
@@ -55,6 +57,7 @@ class EvalRequest:
         overrides: Hydra overrides for the task.
         device: Device; ``None`` picks one.
         progress: Show a progress bar.
+        force: Replace a previous eval output in ``out_dir`` (never a folder eval did not write).
         options: Extra options passed on to the policy loader (as attributes of its ``args``).
     """
 
@@ -69,6 +72,7 @@ class EvalRequest:
     overrides: Sequence[str] = ()
     device: str | None = None
     progress: bool = True
+    force: bool = False
     options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -95,24 +99,26 @@ def evaluate(request: EvalRequest) -> tuple[Path, dict[str, Any]]:
     Raises:
         UnknownTaskError, OverrideError: Bad task id or override.
         PolicyLoadError: The policy cannot be loaded for this task (nothing is written).
+        OutputDirError: The output folder must not be written (checked before the env is built).
+        OutputWriteError: The output folder could not be written; the report went to a temp folder.
         KeyError: Unknown policy type.
     """
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 
-    from linkage_lab.export.staging import staged_directory
+    from linkage_lab.outputs import check_output_dir, write_output
     from linkage_lab.runtime import make_env
 
     if request.policy not in POLICY_LOADERS:
         raise KeyError(f"unknown policy type {request.policy!r}; known: {', '.join(sorted(POLICY_LOADERS))}")
     out_dir = default_out_dir(request)
+    check_output_dir(out_dir, EVAL_COMMAND, request.force)
     with make_env(request.task, request.num_envs, request.device, request.overrides) as (env, agent_cfg):
         wrapped = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
         args = SimpleNamespace(task=request.task, checkpoint=request.checkpoint, onnx=request.onnx, **request.options)
         policy = POLICY_LOADERS[request.policy](wrapped, agent_cfg, args)
         report, replay = run_evaluation(wrapped, policy, agent_cfg, request)
     report = {"task": request.task, "overrides": list(request.overrides), **report}
-    with staged_directory(out_dir) as staging:
-        write_report(staging, report, replay)
+    write_output(out_dir, EVAL_COMMAND, lambda folder: write_report(folder, report, replay), request.force)
     return out_dir, report
 
 

@@ -203,9 +203,16 @@ class OnnxPolicy:
             self.session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types for invalid models
             raise PolicyLoadError(f"ONNX file {path} cannot be loaded: {exc}") from exc
-        (model_input,) = self.session.get_inputs()
-        self.input_name = model_input.name
-        batch, self.obs_dim = model_input.shape
+        inputs, outputs = self.session.get_inputs(), self.session.get_outputs()
+        if len(inputs) != 1 or len(inputs[0].shape) != 2 or not outputs or len(outputs[0].shape) != 2:
+            raise PolicyLoadError(
+                f"ONNX file {path} is not a policy: expected one input [batch, observations] and an output "
+                f"[batch, actions], got inputs {[i.shape for i in inputs]} and outputs {[o.shape for o in outputs]}"
+            )
+        self.input_name = inputs[0].name
+        batch, self.obs_dim = inputs[0].shape
+        #: Action size; an int, or a name when the file leaves it symbolic.
+        self.action_dim = outputs[0].shape[1]
         self.fixed_batch = batch if isinstance(batch, int) else None
         self.description = {"type": "onnx", "path": str(path.resolve())}
 
@@ -222,17 +229,29 @@ class OnnxPolicy:
         """Stateless (a feed-forward actor)."""
 
 
-def load_onnx_policy(path: Path, obs_dim: int | None = None) -> OnnxPolicy:
-    """An :class:`OnnxPolicy`, checked against the env's actor observation size ``obs_dim`` when given.
+def load_onnx_policy(path: Path, obs_dim: int | None = None, action_dim: int | None = None) -> OnnxPolicy:
+    """An :class:`OnnxPolicy`, checked against the task's actor observation and action sizes when given.
+
+    An output size the file leaves symbolic is measured on one zero observation.
 
     Raises:
-        PolicyLoadError: Missing, not loadable, or made for another observation size.
+        PolicyLoadError: Missing, not loadable, or made for another observation or action size.
     """
     policy = OnnxPolicy(path)
     if obs_dim is not None and isinstance(policy.obs_dim, int) and policy.obs_dim != obs_dim:
         raise PolicyLoadError(
             f"ONNX file {path} expects {policy.obs_dim} observations, "
             f"the task's actor gets {obs_dim} (an export of another task?)"
+        )
+    produced = policy.action_dim
+    if action_dim is not None and not isinstance(produced, int) and obs_dim is not None:
+        try:
+            produced = int(policy(torch.zeros(1, obs_dim)).shape[-1])
+        except Exception as exc:  # onnxruntime raises its own types for a graph that cannot run
+            raise PolicyLoadError(f"ONNX file {path} does not run on a {obs_dim}-observation input: {exc}") from exc
+    if action_dim is not None and isinstance(produced, int) and produced != action_dim:
+        raise PolicyLoadError(
+            f"ONNX file {path} outputs {produced} actions, the task takes {action_dim} (an export of another task?)"
         )
     return policy
 
@@ -243,7 +262,7 @@ def _checkpoint_loader(env: Any, agent_cfg: Any, args: Any) -> Policy:
 
 def _onnx_loader(env: Any, agent_cfg: Any, args: Any) -> Policy:
     obs_dim = int(actor_observation(env.get_observations(), actor_groups(agent_cfg)).shape[-1])
-    return load_onnx_policy(Path(args.onnx), obs_dim)
+    return load_onnx_policy(Path(args.onnx), obs_dim, int(env.num_actions))
 
 
 def _scripted_loader(env: Any, agent_cfg: Any, args: Any) -> Policy:

@@ -19,6 +19,8 @@ POLICY_FILE = "policy.onnx"
 METADATA_FILE = "metadata.json"
 README_FILE = "README.md"
 ANKLE_BRIDGE_DIR = "ankle_bridge"
+#: The command name in the bundle folder's manifest (:mod:`linkage_lab.outputs`).
+EXPORT_COMMAND = "export"
 #: Largest |onnxruntime − torch| accepted on random observations before the export fails.
 PARITY_TOLERANCE = 1e-4
 
@@ -52,6 +54,7 @@ def export_bundle(
     device: str | None = None,
     with_deploy: bool = True,
     parity_samples: int = 64,
+    force: bool = False,
 ) -> BundleResult:
     """Export ``checkpoint`` of ``task`` as a bundle in ``out_dir`` (replacing it as a whole).
 
@@ -63,21 +66,24 @@ def export_bundle(
         device: Device for the env; ``None`` picks one.
         with_deploy: Add the robot-side deploy files (Marvin's ankle bridge, the Limit's deploy config).
         parity_samples: Random observations for the onnxruntime-vs-torch check.
+        force: Replace a previous export bundle in ``out_dir`` (never a folder export did not write).
 
     Raises:
         PolicyLoadError: The checkpoint is missing, unreadable or of another task.
         DeployModuleUnavailable: ``with_deploy`` and the robot's deploy module is not importable.
+        OutputDirError: ``out_dir`` must not be written (checked before the env is built).
         RuntimeError: The ONNX actor does not match the torch actor.
     """
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 
     from linkage_lab.evaluation.policies import load_runner, read_checkpoint
     from linkage_lab.export.metadata import policy_metadata
-    from linkage_lab.export.staging import staged_directory
+    from linkage_lab.outputs import check_output_dir, staged_directory
     from linkage_lab.runtime import make_env
 
     checkpoint = Path(checkpoint)
-    read_checkpoint(checkpoint, task)  # fail on a bad file before building the env
+    read_checkpoint(checkpoint, task)  # fail on a bad file or output folder before building the env
+    check_output_dir(out_dir, EXPORT_COMMAND, force)
     with make_env(task, num_envs=1, device=device, overrides=overrides) as (env, agent_cfg):
         wrapped = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
         runner = load_runner(checkpoint, wrapped, agent_cfg, task)
@@ -85,7 +91,7 @@ def export_bundle(
         metadata["overrides"] = list(overrides)
         deploy_writer, deploy_metadata = _deploy_writer(metadata) if with_deploy else (None, {})
         metadata.update(deploy_metadata)
-        with staged_directory(out_dir) as staging:
+        with staged_directory(out_dir, EXPORT_COMMAND, force) as staging:
             write_policy_onnx(runner, staging / POLICY_FILE, metadata)
             parity = onnx_parity(runner, staging / POLICY_FILE, metadata["observation_size"], parity_samples)
             if parity > PARITY_TOLERANCE:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import torch
@@ -127,6 +127,88 @@ class BipedGaitCfg:
     joint_limits_rad: dict[str, tuple[float, float]] | None = None
     """Per-joint ``(lower, upper)`` clamp of the targets (rad), by full joint name; None: no clamp."""
 
+    def __post_init__(self) -> None:
+        """Reject parameters outside their meaning (a negative step length, a margin ≥ 1, a NaN).
+
+        Raises:
+            ValueError: Naming the parameter, its value and its valid range.
+        """
+        for name, kind in _GAIT_RANGES.items():
+            value = getattr(self, name)
+            if not _is_real(value) or not math.isfinite(value):
+                raise ValueError(f"gait parameter {name} must be a finite number, got {value!r}")
+            low_open, low, high, high_open = kind
+            if (low is not None and (value <= low if low_open else value < low)) or (
+                high is not None and (value >= high if high_open else value > high)
+            ):
+                raise ValueError(f"gait parameter {name} = {value!r} is outside {_range_text(kind)}")
+        for name, value in (self.stance_compensation_rad or {}).items():
+            if not _is_real(value) or not math.isfinite(value):
+                raise ValueError(f"gait parameter stance_compensation_rad[{name!r}] must be a finite number (rad)")
+
+
+#: Valid range of each numeric :class:`BipedGaitCfg` field: ``(low open, low, high, high open)``;
+#: ``None`` is unbounded. Gains may have either sign (the sprint gait's roll gain is negative).
+_POSITIVE = (True, 0.0, None, False)
+_NON_NEGATIVE = (False, 0.0, None, False)
+_ANY = (False, None, None, False)
+_GAIT_RANGES: dict[str, tuple[bool, float | None, float | None, bool]] = {
+    "thigh_length_m": _POSITIVE,
+    "shin_length_m": _POSITIVE,
+    "hip_height_m": _POSITIVE,
+    "step_length_m": _NON_NEGATIVE,
+    "step_height_m": _NON_NEGATIVE,
+    "frequency_hz": _POSITIVE,
+    "double_support_margin": (False, 0.0, 1.0, True),
+    "neutral_foot_x_m": _ANY,
+    "torso_lean_rad": _ANY,
+    "step_ramp_time_s": _NON_NEGATIVE,
+    "sway_amplitude_rad": _NON_NEGATIVE,
+    "sway_phase_lead_rad": _ANY,
+    "sway_ramp_time_s": _NON_NEGATIVE,
+    "pitch_gain": _ANY,
+    "pitch_rate_gain_s": _ANY,
+    "roll_gain": _ANY,
+    "hip_pitch_gain": _ANY,
+    "foot_placement_velocity_gain_s": _ANY,
+    "foot_placement_pitch_gain_m": _ANY,
+    "lateral_placement_velocity_gain_s": _ANY,
+    "foot_placement_limit_m": _NON_NEGATIVE,
+    "hip_roll_gain": _ANY,
+    "lane_gain_rad_per_m": _ANY,
+    "heading_ref_limit_rad": _NON_NEGATIVE,
+    "heading_gain": _ANY,
+    "turn_limit_rad": _NON_NEGATIVE,
+    "arm_swing_amplitude_rad": _NON_NEGATIVE,
+    "shoulder_pitch_offset_rad": _ANY,
+    "elbow_rad": _ANY,
+}
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _range_text(kind: tuple[bool, float | None, float | None, bool]) -> str:
+    low_open, low, high, high_open = kind
+    left = "(-inf" if low is None else f"{'(' if low_open else '['}{low:g}"
+    right = "inf)" if high is None else f"{high:g}{')' if high_open else ']'}"
+    return f"{left}, {right}"
+
+
+def gait_parameter_names() -> list[str]:
+    """The :class:`BipedGaitCfg` fields a user may override (``sprint --gait``), sorted."""
+    return sorted(f.name for f in fields(BipedGaitCfg) if f.name != "leg_convention")
+
+
+def check_gait_overrides(overrides: dict[str, Any]) -> None:
+    """Raise ``ValueError`` naming the unknown keys of ``overrides`` and listing the valid ones."""
+    unknown = sorted(set(overrides) - set(gait_parameter_names()))
+    if unknown:
+        raise ValueError(
+            f"unknown gait parameter(s) {', '.join(map(repr, unknown))}; valid: {', '.join(gait_parameter_names())}"
+        )
+
 
 def marvin_gait_cfg(reference: NaoReference | None = None, **overrides: Any) -> BipedGaitCfg:
     """Marvin's gait parameters: the NAO lesson scaled to Marvin's legs (gait.md §3).
@@ -138,6 +220,9 @@ def marvin_gait_cfg(reference: NaoReference | None = None, **overrides: Any) -> 
     Args:
         reference: The values to scale; None: :class:`NaoReference` defaults.
         **overrides: Any :class:`BipedGaitCfg` field, applied after scaling.
+
+    Raises:
+        ValueError: An unknown field, or a value outside its range (:meth:`BipedGaitCfg.__post_init__`).
     """
     reference = reference or NaoReference()
     config = load_robot_config("marvin")
@@ -158,6 +243,7 @@ def marvin_gait_cfg(reference: NaoReference | None = None, **overrides: Any) -> 
         roll_gain=reference.roll_gain,
         joint_limits_rad=marvin_joint_limits(config),
     )
+    check_gait_overrides(overrides)
     return replace(cfg, **overrides)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,16 +143,48 @@ def _largest_rod_force(data: AnkleSurvey, demand_nm: tuple[float, float]) -> dic
     }
 
 
+class PoseOutOfRangeWarning(UserWarning):
+    """A design-study pose outside the ankle's joint range: the hardware cannot take it."""
+
+
+def pose_range_error(geometry: RSUAnkleGeometry, pose_deg: tuple[float, float]) -> str | None:
+    """Why ``pose_deg`` (pitch, roll) lies outside the joint range of ``geometry``, or ``None`` if inside.
+
+    The limits themselves are inside (to 1e-9 rad).
+    """
+    outside = []
+    for axis, value, (low, high) in (
+        ("pitch", pose_deg[0], geometry.pitch_range_rad),
+        ("roll", pose_deg[1], geometry.roll_range_rad),
+    ):
+        if not math.isfinite(value) or not low - 1e-9 <= math.radians(value) <= high + 1e-9:
+            outside.append(f"{axis} {value:+.1f}° not in {math.degrees(low):+.1f}° … {math.degrees(high):+.1f}°")
+    if not outside:
+        return None
+    return f"pose outside the joint range of ankle preset {geometry.preset}: {'; '.join(outside)}"
+
+
 def diamond_at_pose(
     geometry: RSUAnkleGeometry, pose_deg: tuple[float, float], demand_nm: tuple[float, float]
 ) -> dict[str, Any]:
     """The feasible torque set at one pose against the simulator's box and a demand.
 
+    A pose outside the joint range (a design study may ask for one) still gets its diamond, but
+    with a :class:`PoseOutOfRangeWarning`, ``in_joint_range`` false and ``demand_feasible`` false:
+    the hardware cannot take that pose at all.
+
     Returns:
-        ``pose_deg``; ``vertices_peak_nm`` and ``vertices_rated_nm`` (4 × 2, in order around the
-        diamond); ``box_peak_nm`` (pitch, roll half-widths); ``demand_nm``; ``demand_motor_nm`` (the
-        motor torques it needs); ``demand_feasible`` (within peak) and ``demand_in_box``.
+        ``pose_deg``; ``in_joint_range``; ``vertices_peak_nm`` and ``vertices_rated_nm`` (4 × 2, in
+        order around the diamond); ``box_peak_nm`` (pitch, roll half-widths); ``demand_nm``;
+        ``demand_motor_nm`` (the motor torques it needs); ``demand_feasible`` (within peak and in the
+        joint range) and ``demand_in_box``.
+
+    Raises:
+        UnreachablePoseError: The linkage cannot reach the pose at all.
     """
+    range_error = pose_range_error(geometry, pose_deg)
+    if range_error is not None:
+        warnings.warn(f"{range_error}; the hardware cannot take it (feasible: false)", PoseOutOfRangeWarning, 2)
     joint_pos = torch.tensor([math.radians(v) for v in pose_deg], dtype=torch.float64)
     state = evaluate(geometry, joint_pos)
     raise_if_unreachable(geometry, joint_pos, state.reachable)
@@ -160,12 +193,13 @@ def diamond_at_pose(
     demand = torch.tensor(demand_nm, dtype=torch.float64)
     return {
         "pose_deg": [float(v) for v in pose_deg],
+        "in_joint_range": range_error is None,
         "vertices_peak_nm": limits.torque_diamond(jac, geometry.motor.peak_nm).tolist(),
         "vertices_rated_nm": limits.torque_diamond(jac, geometry.motor.rated_nm).tolist(),
         "box_peak_nm": [box.pitch_peak_nm, box.roll_peak_nm],
         "demand_nm": [float(v) for v in demand_nm],
         "demand_motor_nm": limits.motor_torque(jac, demand).tolist(),
-        "demand_feasible": bool(limits.in_diamond(jac, demand, geometry.motor.peak_nm)),
+        "demand_feasible": range_error is None and bool(limits.in_diamond(jac, demand, geometry.motor.peak_nm)),
         "demand_in_box": abs(demand_nm[0]) <= box.pitch_peak_nm and abs(demand_nm[1]) <= box.roll_peak_nm,
     }
 
@@ -216,6 +250,8 @@ def _format_diamond(diamond: dict[str, Any]) -> list[str]:
     demand, motor = diamond["demand_nm"], diamond["demand_motor_nm"]
     vertices = ", ".join(f"({p:+.1f}, {r:+.1f})" for p, r in diamond["vertices_peak_nm"])
     verdict = "feasible" if diamond["demand_feasible"] else "NOT feasible"
+    if not diamond.get("in_joint_range", True):
+        verdict = "NOT feasible (pose outside the joint range)"
     box_p, box_r = diamond["box_peak_nm"]
     box = "inside" if diamond["demand_in_box"] else "outside"
     return [

@@ -8,8 +8,6 @@ the same code ``linkage-lab eval`` uses.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,8 @@ import torch
 from linkage_lab.io import save_figure_atomic, write_json_atomic
 
 TASK = "LinkageLab-Sprint-Marvin"
+#: The command name in the output folder's manifest (:mod:`linkage_lab.outputs`).
+SPRINT_COMMAND = "sprint"
 
 
 @dataclass
@@ -47,7 +47,9 @@ def _build_policy(spec: str, env: Any, agent_cfg: Any, gait_overrides: dict[str,
         return ScriptedPolicy(env, gait), {"policy": "scripted", **describe(gait)}
     if spec.endswith(".onnx"):
         obs_dim = env.unwrapped.observation_manager.group_obs_dim["policy"][0]
-        return load_onnx_policy(Path(spec), obs_dim), {"policy": "onnx", "path": str(Path(spec).resolve())}
+        action_dim = env.unwrapped.action_manager.total_action_dim
+        policy = load_onnx_policy(Path(spec), obs_dim, action_dim)
+        return policy, {"policy": "onnx", "path": str(Path(spec).resolve())}
     path = resolve_checkpoint(spec, TASK, agent_cfg.experiment_name)
     policy = load_checkpoint_policy(path, env, agent_cfg, task=None)
     return policy, {"policy": "checkpoint", "path": str(path), "actor_groups": actor_groups(agent_cfg)}
@@ -170,23 +172,29 @@ def plot_path(record: RaceRecord, path: Path, lane_half_width_m: float = 0.5, tr
     return save_figure_atomic(fig, path)
 
 
-def write_race(record: RaceRecord, out_dir: Path) -> dict[str, Path]:
+def write_race(record: RaceRecord, out_dir: Path, force: bool = False) -> dict[str, Path]:
     """Write ``metrics.json``, ``race.json`` (policy and gait details) and ``path.png`` into ``out_dir``.
 
     The folder is assembled beside ``out_dir`` and renamed into place, so a failed write leaves
-    nothing half-written.
+    nothing half-written (:func:`~linkage_lab.outputs.write_output`).
+
+    Args:
+        record: The race.
+        out_dir: Output folder; new, empty, or a previous sprint output (replaced only with ``force``).
+        force: Replace a previous sprint output.
+
+    Raises:
+        OutputWriteError: ``out_dir`` could not be written; the race was written to a temp folder,
+            which the message names, so a finished race is never lost.
     """
+    from linkage_lab.outputs import write_output
+
+    def write(folder: Path) -> Path:
+        write_json_atomic(folder / "metrics.json", record.metrics)
+        write_json_atomic(folder / "race.json", record.info)
+        plot_path(record, folder / "path.png")
+        return folder
+
     out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
-        write_json_atomic(staging / "metrics.json", record.metrics)
-        write_json_atomic(staging / "race.json", record.info)
-        plot_path(record, staging / "path.png")
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        staging.rename(out_dir)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    write_output(out_dir, SPRINT_COMMAND, write, force)
     return {name: out_dir / name for name in ("metrics.json", "race.json", "path.png")}
