@@ -179,7 +179,10 @@ def staged_directory(final_dir: str | Path, command: str, force: bool = False) -
             old.rmdir()
             final_dir.rename(old)
             staging.rename(final_dir)
-            shutil.rmtree(old, ignore_errors=True)
+            if old.is_symlink():  # a link to a previous output: the link goes, the folder it named stays
+                old.unlink()
+            else:
+                shutil.rmtree(old, ignore_errors=True)
         else:
             staging.rename(final_dir)
     except BaseException:

@@ -43,6 +43,33 @@ def pick_device(requested: str | None = None) -> str:
     return "cpu"
 
 
+class DeviceError(ValueError):
+    """A compute device that does not exist or is not usable here."""
+
+
+def check_device(device: str) -> str:
+    """Return ``device`` if the simulation can run on it: ``cpu``, or ``cuda[:N]`` with that GPU present.
+
+    Raises:
+        DeviceError: Another device type, a malformed name, or a GPU this machine does not have.
+    """
+    import torch
+
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise DeviceError(f"unknown device {device!r}: use cpu, cuda or cuda:N") from exc
+    if parsed.type == "cpu":
+        return device
+    if parsed.type != "cuda":
+        raise DeviceError(f"device {device!r} is not supported: use cpu, cuda or cuda:N")
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if (parsed.index or 0) >= count:
+        have = f"{count} CUDA device(s)" if count else "no usable CUDA device"
+        raise DeviceError(f"device {device!r} is not available: this machine has {have}; use --device cpu")
+    return device
+
+
 def configure_cpu_threads(device: str) -> int:
     """Use one torch thread for a CPU simulation (``LINKAGE_LAB_TORCH_THREADS`` overrides it).
 
@@ -146,6 +173,7 @@ def resolve_configs(task: str, overrides: Sequence[str] = (), device: str | None
     Raises:
         UnknownTaskError: ``task`` is not a registered task id (the message lists the project's ids).
         OverrideError: An override token is malformed.
+        DeviceError: ``device`` (or the automatic choice's override) is not usable here.
     """
     from linkage_lab.tasks.registry import require_task
 
@@ -172,7 +200,7 @@ def resolve_configs(task: str, overrides: Sequence[str] = (), device: str | None
         sys.stderr.write(report.getvalue())
         raise
     sys.stderr.write(report.getvalue())
-    device = pick_device(device)
+    device = check_device(pick_device(device))
     env_cfg.sim.device = device
     if agent_cfg is not None and not any(o.startswith("agent.device=") for o in overrides):
         agent_cfg.device = device

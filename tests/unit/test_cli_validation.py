@@ -318,3 +318,16 @@ def test_user_errors_raised_below_a_command_are_one_line(capsys, monkeypatch):
     monkeypatch.setattr(linkage_lab.cli.ankle, "run_report", fail)
     assert main(["ankle", "report"]) == 2
     one_error_line(capsys, "linkage-lab ankle: error: checkpoint x.pt does not fit")
+
+
+# --- devices (item 7) ---
+
+
+@pytest.mark.parametrize(
+    "device, message",
+    [("foo", "unknown device 'foo': use cpu, cuda or cuda:N"), ("cuda:7", "device 'cuda:7' is not available")],
+)
+def test_an_unusable_device_is_one_line_before_the_build(capsys, tmp_path, device, message):
+    argv = ["eval", "--task", LIMIT, "--policy", "scripted", "--device", device, "--out", str(tmp_path / "o")]
+    assert main(argv) == 2
+    one_error_line(capsys, message)

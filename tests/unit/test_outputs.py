@@ -142,3 +142,14 @@ def test_a_finished_race_is_never_lost(tmp_path):
         shutil.rmtree(info.value.fallback)
     files = write_race(record, tmp_path / "race")
     assert json.loads(files["metrics.json"].read_text()) == metrics
+
+
+def test_a_link_to_a_previous_output_is_replaced_without_touching_other_folders(tmp_path):
+    real = tmp_path / "real"
+    write_output(real, "eval", _write("eval.json", "1"))
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    write_output(link, "eval", _write("eval.json", "2"), force=True)
+    assert not link.is_symlink() and (link / "eval.json").read_text() == "2"
+    assert (real / "eval.json").read_text() == "1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]

@@ -36,7 +36,7 @@ class CliError(RuntimeError):
 #: raised (the command may not catch them all). Only modules already imported are looked at, so
 #: this adds no import to the CLI's start.
 USER_ERRORS = {
-    "linkage_lab.runtime": ("OverrideError",),
+    "linkage_lab.runtime": ("OverrideError", "DeviceError"),
     "linkage_lab.tasks.registry": ("UnknownTaskError",),
     "linkage_lab.evaluation.policies": ("PolicyLoadError",),
     "linkage_lab.outputs": ("OutputDirError",),
