@@ -1,14 +1,15 @@
-"""``linkage-lab bench``: env throughput and ankle-library timings."""
+"""``linkage-lab bench``: env throughput, PPO training throughput and ankle-library timings."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``bench`` command."""
-    parser = subparsers.add_parser("bench", help="benchmarks (env throughput, ankle library)")
+    parser = subparsers.add_parser("bench", help="benchmarks (env and PPO throughput, ankle library)")
     sub = parser.add_subparsers(dest="bench_command", metavar="WHAT", required=True)
 
     env = sub.add_parser(
@@ -31,6 +32,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     env.add_argument("--rounds", type=int, default=1, help="interleaved repetitions; the median is reported")
     env.add_argument("--json", action="store_true", help="print one JSON object")
     env.set_defaults(func=_bench_env, accepts_overrides=True)
+
+    train = sub.add_parser(
+        "train",
+        help="PPO iterations/s with collection vs update time per iteration, each env count in a fresh process",
+        description="Trains the task's own agent config without logging: warm-up iterations, then timed ones "
+        "(the rsl-rl runner's own collection and update times). Writes outputs/bench/train_<task>.json and .png. "
+        "Trailing key=value tokens are hydra overrides.",
+    )
+    train.add_argument("--task", required=True, help="task id, e.g. LinkageLab-Velocity-Flat-Limit")
+    train.add_argument(
+        "--num-envs", type=int, nargs="+", default=[64, 256, 1024], help="env counts (default 64 256 1024)"
+    )
+    train.add_argument("--iterations", type=int, default=5, help="timed PPO iterations per env count (default 5)")
+    train.add_argument("--warmup", type=int, default=2, help="untimed iterations before timing (default 2)")
+    train.add_argument("--out", type=Path, default=None, help="output folder (default outputs/bench)")
+    train.add_argument("--json", action="store_true", help="print one JSON object")
+    train.set_defaults(func=_bench_train, accepts_overrides=True)
 
     ankle = sub.add_parser("ankle", help="IK+Jacobian and FK timings for a batch of ankles")
     ankle.add_argument("--num-ankles", type=int, default=8192, help="batch size (default 8192 = 4096 envs x 2)")
@@ -66,6 +84,33 @@ def _bench_env(args: argparse.Namespace, overrides: list[str]) -> int:
         raise CliError(str(exc)) from exc
     rows = run_variants(args.task, args.num_envs, variants, args.steps, args.warmup, args.rounds, not args.json)
     print(json.dumps({"results": rows}, indent=2) if args.json else format_rows(rows))
+    return 0
+
+
+def _bench_train(args: argparse.Namespace, overrides: list[str]) -> int:
+    from linkage_lab.bench.train_bench import format_table, run_train_bench, write_results
+    from linkage_lab.cli.main import CliError
+    from linkage_lab.paths import REPO_ROOT
+    from linkage_lab.runtime import OverrideError, validate_overrides
+    from linkage_lab.tasks.registry import UnknownTaskError, require_task
+
+    if min(args.num_envs) < 1 or args.iterations < 1 or args.warmup < 0:
+        raise CliError("--num-envs and --iterations must be positive, --warmup not negative")
+    try:
+        require_task(args.task)
+        overrides = validate_overrides(overrides)
+    except (UnknownTaskError, OverrideError) as exc:
+        raise CliError(str(exc)) from exc
+    try:
+        result = run_train_bench(args.task, args.num_envs, args.iterations, args.warmup, overrides, not args.json)
+    except RuntimeError as exc:
+        raise CliError(str(exc)) from exc
+    json_path, png_path = write_results(result, args.out or REPO_ROOT / "outputs" / "bench")
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(format_table(result))
+    print(f"results: {json_path}\nchart: {png_path}")
     return 0
 
 

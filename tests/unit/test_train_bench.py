@@ -1,0 +1,59 @@
+"""``bench train`` bookkeeping: ratios to the first row, the table, the JSON and chart (workers stubbed)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from linkage_lab.bench import train_bench
+from linkage_lab.cli.main import main
+
+pytestmark = pytest.mark.unit
+
+
+def _worker(task, num_envs, iterations, warmup, overrides):
+    # Collection grows with the envs, the update less: 64 envs 1.0 + 0.5 s, 256 envs 2.0 + 1.0 s.
+    collection, update = {64: (1.0, 0.5), 256: (2.0, 1.0)}[num_envs]
+    return {
+        "task": task,
+        "num_envs": num_envs,
+        "num_steps_per_env": 24,
+        "device": "cpu",
+        "collection_s_per_it": collection,
+        "update_s_per_it": update,
+        "iteration_s": collection + update,
+        "iterations_per_s": 1.0 / (collection + update),
+        "env_steps_per_s": num_envs * 24 / (collection + update),
+    }
+
+
+def test_ratios_table_and_files(monkeypatch, tmp_path):
+    monkeypatch.setattr(train_bench, "run_train_worker", _worker)
+    result = train_bench.run_train_bench("T", [64, 256], progress=False)
+    second = result["rows"][1]
+    # 256·24/3 = 2048 env-steps/s against 64·24/1.5 = 1024: twice the throughput, at twice the time per iteration.
+    assert second["ratio_to_first"] == {"env_steps_per_s": 2.0, "collection_s_per_it": 2.0, "update_s_per_it": 2.0}
+    table = train_bench.format_table(result).splitlines()
+    assert table[2].split()[:5] == ["64", "1.000", "0.500", "1,024", "0.667"]
+    assert table[3].split()[:5] == ["256", "2.000", "1.000", "2,048", "0.333"]
+    json_path, png_path = train_bench.write_results(result, tmp_path)
+    assert json.loads(json_path.read_text())["rows"][1]["env_steps_per_s"] == pytest.approx(2048.0)
+    assert json_path.name == "train_T.json" and png_path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_failed_worker_names_the_env_count(monkeypatch):
+    class Failed:
+        returncode = 1
+        stdout = "building\n"
+        stderr = "Traceback ...\nMemoryError\n"
+
+    monkeypatch.setattr(train_bench.subprocess, "run", lambda *a, **k: Failed())
+    with pytest.raises(RuntimeError, match="(?s)at 1024 envs \\(exit 1\\):\n.*MemoryError"):
+        train_bench.run_train_worker("T", 1024, 1, 1, [])
+
+
+@pytest.mark.parametrize("flags", [["--num-envs", "0"], ["--iterations", "0"], ["--warmup", "-1"]])
+def test_bad_counts_are_usage_errors(flags, capsys):
+    assert main(["bench", "train", "--task", "LinkageLab-Velocity-Flat-Limit", *flags]) == 2
+    assert "must be" in capsys.readouterr().err
