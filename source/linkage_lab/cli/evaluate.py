@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from linkage_lab.cli.video_option import add_video_argument, video_recorder, write_video
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``eval`` command."""
@@ -45,6 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--force", action="store_true", help="replace a previous eval output in the output folder")
     parser.add_argument("--device", default=None, help="cpu, cuda:0, ... (default: picked automatically)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_video_argument(parser)
     parser.set_defaults(func=_eval, accepts_overrides=True)
 
 
@@ -71,6 +74,7 @@ def _eval(args: argparse.Namespace, overrides: list[str]) -> int:
         raise CliError("--episodes, --num-envs and --max-steps must be positive")
     # Everything a user can get wrong is checked here, before the simulation is built.
     checkpoint = _checked_policy_file(args, policy, overrides)
+    recorder = video_recorder(args.video)
     request = EvalRequest(
         task=args.task,
         policy=policy,
@@ -86,11 +90,13 @@ def _eval(args: argparse.Namespace, overrides: list[str]) -> int:
         force=args.force,
         # Every option reaches the policy loader, so a new policy type can add its own flags.
         options={k: v for k, v in vars(args).items() if k not in _REQUEST_FIELDS},
+        on_step=recorder,
     )
     check_output_dir(default_out_dir(request), EVAL_COMMAND, args.force)
     out_dir, report = evaluate(request)
     print(format_summary(report))
     print(f"report: {out_dir / 'eval.json'}")
+    write_video(recorder, args.video, progress=not args.no_progress)
     return 0
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -59,6 +59,8 @@ class EvalRequest:
         progress: Show a progress bar.
         force: Replace a previous eval output in ``out_dir`` (never a folder eval did not write).
         options: Extra options passed on to the policy loader (as attributes of its ``args``).
+        on_step: Called with the env after every control step (e.g. a
+            :class:`~linkage_lab.evaluation.video.RolloutRecorder`); ``None``: nothing.
     """
 
     task: str
@@ -74,6 +76,7 @@ class EvalRequest:
     progress: bool = True
     force: bool = False
     options: dict[str, Any] = field(default_factory=dict)
+    on_step: Callable[[Any], None] | None = None
 
 
 def default_out_dir(request: EvalRequest) -> Path:
@@ -160,6 +163,8 @@ def run_evaluation(
                 obs, reward, dones, extras = env.step(actions)
                 policy.reset(dones)
                 steps += 1
+                if request.on_step is not None:
+                    request.on_step(env)
                 episodes.add(reward, dones, extras.get("time_outs"))
                 if has_command:
                     tracking.add(
