@@ -8,6 +8,9 @@ in one of two modes (robots.md §2.4, ankle_linkage.md §5):
 * ``diamond``: the real feasible set — each step the commanded joint torque is mapped to motor
   torques through ``J(q)⁻ᵀ`` at the current pose, each motor is clipped to its limit, and the
   result is mapped back with ``J(q)ᵀ``.
+
+The diamond ankle's inertia is the motors' reflected inertia through the linkage, ``Jᵀ(q) diag(J̄) J(q)``
+(``reflected_armature``, the default), or one motor's ``J̄`` per joint; the box keeps the latter.
 """
 
 from __future__ import annotations
@@ -30,6 +33,17 @@ JOINT_NAMES: tuple[str, ...] = tuple(f"{s}_{j}" for s in SIDES for j in LEG_JOIN
     f"{s}_{j}" for s in SIDES for j in ARM_JOINTS
 )
 ANKLE_MODES = ("diamond", "box")
+#: Whether the diamond ankle carries the two motors' pose-dependent reflected inertia
+#: ``Jᵀ(q) diag(J̄) J(q)`` (s3n.md §5) by default. Chosen against the closed-chain oracle of the ankle
+#: (``python -m linkage_lab.validation.ankle_armature``; README): over chirps about five poses of the
+#: range its mean position RMSE is 0.0021 / 0.0006 rad (pitch / roll), against 0.0097 / 0.0013 with one
+#: motor's ``J̄`` per joint (half the true pitch inertia at neutral) and 0.0033 / 0.0010 with the
+#: neutral diagonal held constant.
+ANKLE_REFLECTED_ARMATURE = True
+#: Low-pass time constant (s) of the acceleration the pose-dependent part multiplies. Unfiltered (the
+#: paper's recipe) the explicit loop limit-cycles near the toes-down corners of the range at the 5 ms
+#: step (loop gain up to 1.1); 10 ms holds every pose of the range and keeps most of the fidelity.
+ANKLE_ACCEL_FILTER_S = 0.01
 
 
 def ankle_box_limits():
@@ -46,7 +60,7 @@ def ankle_actuator_cfg(
     physics_dt_s: float = 0.005,
     saturation_mode: str = "clip",
     control_space: str = "joint",
-    reflected_armature: bool = False,
+    reflected_armature: bool = ANKLE_REFLECTED_ARMATURE,
 ) -> LinkageActuatorCfg:
     """The two ankles' actuator in ``mode`` (``diamond`` or ``box``).
 
@@ -58,7 +72,9 @@ def ankle_actuator_cfg(
         control_space: ``joint`` (the policy's gains as is) or ``motor`` (``K_m = J⁻ᵀ K_j J⁻¹``).
         reflected_armature: Model the two motors' pose-dependent reflected inertia
             ``Jᵀ(q) diag(J̄) J(q)`` (diamond mode only): its neutral diagonal becomes joint armature,
-            the rest an explicit torque. Off: each ankle joint gets one motor's ``J̄`` as armature.
+            the rest an explicit torque on the low-passed acceleration (:data:`ANKLE_ACCEL_FILTER_S`).
+            Off: each ankle joint gets one motor's ``J̄`` as armature. Default:
+            :data:`ANKLE_REFLECTED_ARMATURE`.
     """
     if mode not in ANKLE_MODES:
         raise ValueError(f"unknown ankle mode {mode!r}; expected one of {ANKLE_MODES}")
@@ -95,6 +111,7 @@ def ankle_actuator_cfg(
         motor_peak_torque_nm=[motor["peak_nm"]] * 2,
         motor_no_load_speed_rads=[motor["speed_rads"]] * 2,
         model="s3n_act" if reflected_armature else "kin_only",
+        accel_filter_time_constant_s=ANKLE_ACCEL_FILTER_S if reflected_armature else None,
         **common,
     )
 

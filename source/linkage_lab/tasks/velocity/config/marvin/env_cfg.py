@@ -1,5 +1,6 @@
 """Velocity tracking on flat ground for Marvin: the shared flat task plus Isaac Lab's humanoid
-(H1) reward terms, with the ankle model selectable: ``presets=diamond`` (default) or ``presets=box``.
+(H1) reward terms, with the ankle model selectable: ``presets=diamond`` (default) or ``presets=box``,
+and the diamond ankle's armature: ``presets=reflected_armature`` (default) or ``presets=motor_armature``.
 """
 
 from __future__ import annotations
@@ -19,11 +20,18 @@ from linkage_lab.tasks.velocity.flat_env_cfg import LinkageVelocityFlatEnvCfg
 
 @configclass
 class MarvinRobotCfg(PresetCfg):
-    """Marvin with the ankle's torque limits selectable: ``presets=diamond`` (default) or ``presets=box``."""
+    """Marvin with the ankle's torque limits selectable: ``presets=diamond`` (default) or ``presets=box``.
+
+    The diamond ankle carries the motors' pose-dependent reflected inertia ``Jᵀ(q) diag(J̄) J(q)``
+    (``reflected_armature``, the default, :data:`~linkage_lab.robots.marvin.ANKLE_REFLECTED_ARMATURE`);
+    ``motor_armature`` gives each ankle joint one motor's ``J̄`` instead (half the pitch inertia at neutral).
+    """
 
     default: ArticulationCfg = None
     diamond: ArticulationCfg = None
     box: ArticulationCfg = None
+    reflected_armature: ArticulationCfg = None
+    motor_armature: ArticulationCfg = None
 
 
 @configclass
@@ -47,6 +55,8 @@ class MarvinFlatEnvCfg(LinkageVelocityFlatEnvCfg):
             default=marvin_articulation_cfg(robot_cfg, "diamond", self.sim.dt),
             diamond=marvin_articulation_cfg(robot_cfg, "diamond", self.sim.dt),
             box=marvin_articulation_cfg(robot_cfg, "box", self.sim.dt),
+            reflected_armature=marvin_articulation_cfg(robot_cfg, "diamond", self.sim.dt, reflected_armature=True),
+            motor_armature=marvin_articulation_cfg(robot_cfg, "diamond", self.sim.dt, reflected_armature=False),
         )
         self.scene.env_spacing = 2.0
         mjwarp = self.sim.physics.newton_mjwarp
