@@ -1,0 +1,208 @@
+"""Evaluation at fixed velocity commands: one bounded evaluation per command, one summary table.
+
+A velocity policy is judged on commands it must hold for a whole episode (walk at 0.3 m/s, stand,
+turn at 0.5 rad/s), not on the random commands it was trained with. Each case runs the normal
+evaluation (:func:`~linkage_lab.evaluation.evaluate.evaluate`) with the task's command ranges pinned
+to one value and no standing envs, so its ``eval.json`` is complete on its own; the sweep collects
+the tracking figures and checks them against optional targets.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: Version of the ``sweep.json`` layout.
+SWEEP_SCHEMA_VERSION = 1
+SWEEP_FILE = "sweep.json"
+
+
+@dataclass(frozen=True)
+class CommandCase:
+    """One fixed velocity command.
+
+    Attributes:
+        lin_vel_x_mps: Forward speed command (m/s).
+        ang_vel_z_radps: Yaw-rate command (rad/s).
+    """
+
+    lin_vel_x_mps: float
+    ang_vel_z_radps: float = 0.0
+
+    @property
+    def name(self) -> str:
+        """A folder-safe name such as ``vx+0.30_wz+0.00``."""
+        return f"vx{self.lin_vel_x_mps:+.2f}_wz{self.ang_vel_z_radps:+.2f}"
+
+    def overrides(self) -> list[str]:
+        """Hydra overrides pinning the task's ``base_velocity`` command to this case."""
+        prefix = "env.commands.base_velocity"
+        vx, wz = self.lin_vel_x_mps, self.ang_vel_z_radps
+        return [
+            f"{prefix}.ranges.lin_vel_x=[{vx},{vx}]",
+            f"{prefix}.ranges.lin_vel_y=[0.0,0.0]",
+            f"{prefix}.ranges.ang_vel_z=[{wz},{wz}]",
+            f"{prefix}.rel_standing_envs=0.0",
+            f"{prefix}.heading_command=false",
+        ]
+
+
+#: The commands a velocity policy of this project is accepted on: forward −0.3, 0, 0.3, 0.5 m/s and
+#: turning at ±0.5 rad/s on the spot.
+DEFAULT_CASES: tuple[CommandCase, ...] = (
+    CommandCase(-0.3),
+    CommandCase(0.0),
+    CommandCase(0.3),
+    CommandCase(0.5),
+    CommandCase(0.0, 0.5),
+    CommandCase(0.0, -0.5),
+)
+
+
+@dataclass(frozen=True)
+class TrackingTargets:
+    """Pass marks of a sweep; ``None`` leaves a figure unchecked.
+
+    Attributes:
+        lin_vel_rms_mps: Largest RMS error of the planar velocity (m/s), checked on cases without a yaw command.
+        yaw_rate_rms_radps: Largest RMS yaw-rate error (rad/s), checked on cases with a yaw command.
+        max_falls: Most falls allowed per case.
+    """
+
+    lin_vel_rms_mps: float | None = 0.06
+    yaw_rate_rms_radps: float | None = 0.12
+    max_falls: int | None = 0
+
+
+def parse_case(text: str) -> CommandCase:
+    """``"vx,wz"`` or ``"vx"`` (m/s, rad/s) as a :class:`CommandCase`.
+
+    Raises:
+        ValueError: Not one or two finite numbers.
+    """
+    parts = [p.strip() for p in str(text).split(",")]
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        values = []
+    if not 1 <= len(values) <= 2 or not all(math.isfinite(v) for v in values):
+        raise ValueError(f"command {text!r}: expected 'VX' or 'VX,WZ' in m/s and rad/s, e.g. 0.3 or 0.0,0.5")
+    return CommandCase(*values)
+
+
+def case_result(case: CommandCase, report: dict[str, Any], targets: TrackingTargets | None) -> dict[str, Any]:
+    """The sweep row of one case from its ``eval.json`` content, with its checks against ``targets``."""
+    tracking = report.get("tracking") or {}
+    row: dict[str, Any] = {
+        "command": {"lin_vel_x_mps": case.lin_vel_x_mps, "ang_vel_z_radps": case.ang_vel_z_radps},
+        "episodes": report.get("episodes"),
+        "falls": report.get("falls"),
+        "lin_vel_xy_rms_mps": tracking.get("lin_vel_xy_rms_mps"),
+        "yaw_rate_rms_radps": tracking.get("yaw_rate_rms_radps"),
+        "mean_forward_speed_mps": tracking.get("mean_forward_speed_mps"),
+        "checks": {},
+    }
+    if targets is None:
+        return row
+    checks = row["checks"]
+    if targets.max_falls is not None:
+        checks["falls"] = _check(row["falls"], targets.max_falls)
+    if case.ang_vel_z_radps == 0.0 and targets.lin_vel_rms_mps is not None:
+        checks["lin_vel_xy_rms_mps"] = _check(row["lin_vel_xy_rms_mps"], targets.lin_vel_rms_mps)
+    if case.ang_vel_z_radps != 0.0 and targets.yaw_rate_rms_radps is not None:
+        checks["yaw_rate_rms_radps"] = _check(row["yaw_rate_rms_radps"], targets.yaw_rate_rms_radps)
+    return row
+
+
+def _check(value: float | None, limit: float) -> dict[str, Any]:
+    return {"value": value, "limit": limit, "ok": value is not None and value <= limit}
+
+
+def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Whether every check of every row passed, and the worst figures over the rows."""
+
+    def worst(key: str) -> float | None:
+        values = [r[key] for r in rows if r.get(key) is not None]
+        return max(values) if values else None
+
+    checks = [c for r in rows for c in r["checks"].values()]
+    return {
+        "passed": all(c["ok"] for c in checks) if checks else None,
+        "failed_checks": [
+            f"{_case_name(r)}: {key} {c['value']} > {c['limit']}"
+            for r in rows
+            for key, c in r["checks"].items()
+            if not c["ok"]
+        ],
+        "total_falls": sum(r["falls"] or 0 for r in rows),
+        "worst_lin_vel_xy_rms_mps": worst("lin_vel_xy_rms_mps"),
+        "worst_yaw_rate_rms_radps": worst("yaw_rate_rms_radps"),
+    }
+
+
+def _case_name(row: dict[str, Any]) -> str:
+    command = row["command"]
+    return CommandCase(command["lin_vel_x_mps"], command["ang_vel_z_radps"]).name
+
+
+def format_table(sweep: dict[str, Any]) -> str:
+    """The sweep as a fixed-width table for the terminal."""
+
+    def num(value: float | None, fmt: str) -> str:
+        return "-" if value is None else format(value, fmt)
+
+    lines = [f"{'vx (m/s)':>9} {'wz (rad/s)':>10} {'v fwd':>7} {'v RMS':>7} {'yaw RMS':>8} {'falls':>5}  ok"]
+    for row in sweep["cases"]:
+        command = row["command"]
+        ok = all(c["ok"] for c in row["checks"].values()) if row["checks"] else None
+        lines.append(
+            f"{command['lin_vel_x_mps']:>9.2f} {command['ang_vel_z_radps']:>10.2f} "
+            f"{num(row['mean_forward_speed_mps'], '.3f'):>7} {num(row['lin_vel_xy_rms_mps'], '.3f'):>7} "
+            f"{num(row['yaw_rate_rms_radps'], '.3f'):>8} {num(row['falls'], 'd'):>5}  "
+            f"{'-' if ok is None else 'yes' if ok else 'NO'}"
+        )
+    summary = sweep["summary"]
+    if summary["passed"] is not None:
+        lines.append("all targets met" if summary["passed"] else "missed: " + "; ".join(summary["failed_checks"]))
+    return "\n".join(lines)
+
+
+def run_sweep(
+    request: Any,
+    cases: Sequence[CommandCase] = DEFAULT_CASES,
+    targets: TrackingTargets | None = TrackingTargets(),
+) -> tuple[Path, dict[str, Any]]:
+    """Evaluate ``request`` (an :class:`~linkage_lab.evaluation.evaluate.EvalRequest`) once per case.
+
+    Each case writes its own report into ``<out>/<case name>/``; ``<out>/sweep.json`` holds the table.
+    Overrides of the request that set the command are replaced by each case's.
+
+    Returns:
+        The sweep folder and the ``sweep.json`` content.
+    """
+    from dataclasses import replace
+
+    from linkage_lab.evaluation.evaluate import default_out_dir, evaluate
+    from linkage_lab.io import write_json_atomic
+
+    out_dir = default_out_dir(request)
+    base = [o for o in request.overrides if not o.startswith("env.commands.base_velocity.")]
+    rows = []
+    for case in cases:
+        case_request = replace(request, overrides=(*base, *case.overrides()), out_dir=out_dir / case.name)
+        _, report = evaluate(case_request)
+        rows.append(case_result(case, report, targets))
+    sweep = {
+        "schema_version": SWEEP_SCHEMA_VERSION,
+        "task": request.task,
+        "episodes_per_case": request.episodes,
+        "num_envs": request.num_envs,
+        "targets": None if targets is None else vars(targets).copy(),
+        "cases": rows,
+        "summary": summarize(rows),
+    }
+    write_json_atomic(out_dir / SWEEP_FILE, sweep)
+    return out_dir, sweep

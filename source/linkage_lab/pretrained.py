@@ -1,0 +1,81 @@
+"""Policies shipped with the project: one trained checkpoint per task under ``policies/<task>/``.
+
+Each folder holds ``model.pt`` (the rsl-rl checkpoint: actor, critic, observation normalisers and
+optimiser state, so it can be fine-tuned with ``train --resume pretrained``), ``train.json`` (how it
+was trained: command, commit, wall time, iterations, env-steps/s) and the ``eval.json`` /
+``sweep.json`` it was accepted on. ``--checkpoint pretrained`` names it in every command.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from linkage_lab.paths import REPO_ROOT
+
+#: Where shipped policies live, one folder per task id.
+PRETRAINED_DIR = REPO_ROOT / "policies"
+PRETRAINED = "pretrained"
+MODEL_FILE = "model.pt"
+TRAIN_INFO_FILE = "train.json"
+
+
+class NoPretrainedPolicy(LookupError):
+    """No policy is shipped for the task."""
+
+
+def shipped_tasks(root: Path = PRETRAINED_DIR) -> list[str]:
+    """Task ids that have a shipped policy, sorted."""
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / MODEL_FILE).is_file())
+
+
+def pretrained_dir(task: str, root: Path = PRETRAINED_DIR) -> Path:
+    """The shipped policy folder of ``task``.
+
+    Raises:
+        NoPretrainedPolicy: Nothing is shipped for ``task`` (the message lists what is).
+    """
+    folder = Path(root) / task
+    if not (folder / MODEL_FILE).is_file():
+        shipped = shipped_tasks(root)
+        raise NoPretrainedPolicy(
+            f"no pretrained policy is shipped for {task}; shipped: {', '.join(shipped) or 'none'} (under {root})"
+        )
+    return folder
+
+
+def pretrained_checkpoint(task: str, root: Path = PRETRAINED_DIR) -> Path:
+    """The shipped ``model.pt`` of ``task`` (see :func:`pretrained_dir`)."""
+    return pretrained_dir(task, root) / MODEL_FILE
+
+
+def train_info(task: str, root: Path = PRETRAINED_DIR) -> dict[str, Any]:
+    """The shipped policy's ``train.json`` (empty when missing)."""
+    path = pretrained_dir(task, root) / TRAIN_INFO_FILE
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def ship(task: str, checkpoint: Path, info: dict[str, Any], root: Path = PRETRAINED_DIR) -> Path:
+    """Copy ``checkpoint`` into ``policies/<task>/model.pt`` with its ``train.json``; returns the folder.
+
+    The copy is written beside the target and renamed into place, so a shipped model is never half
+    written. Evaluation files are added by the caller (they are produced from the shipped copy).
+    """
+    from linkage_lab.io import write_bytes_atomic, write_json_atomic
+
+    folder = Path(root) / task
+    folder.mkdir(parents=True, exist_ok=True)
+    write_bytes_atomic(folder / MODEL_FILE, Path(checkpoint).read_bytes())
+    write_json_atomic(folder / TRAIN_INFO_FILE, info)
+    return folder
+
+
+def copy_file(source: Path, folder: Path) -> Path:
+    """Copy one result file (``eval.json``, ``sweep.json``, a plot) into a shipped policy's folder."""
+    target = Path(folder) / Path(source).name
+    shutil.copyfile(source, target)
+    return target

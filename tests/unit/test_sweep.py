@@ -1,0 +1,75 @@
+"""The fixed-command evaluation sweep: command overrides, per-case checks and the summary."""
+
+from __future__ import annotations
+
+import pytest
+
+from linkage_lab.evaluation.sweep import (
+    CommandCase,
+    TrackingTargets,
+    case_result,
+    format_table,
+    parse_case,
+    summarize,
+)
+
+pytestmark = pytest.mark.unit
+
+
+def _report(lin: float, yaw: float, falls: int, speed: float) -> dict:
+    return {
+        "episodes": 8,
+        "falls": falls,
+        "tracking": {"lin_vel_xy_rms_mps": lin, "yaw_rate_rms_radps": yaw, "mean_forward_speed_mps": speed},
+    }
+
+
+def test_case_pins_every_command_range_and_disables_standing_envs():
+    overrides = CommandCase(0.3, -0.5).overrides()
+    assert "env.commands.base_velocity.ranges.lin_vel_x=[0.3,0.3]" in overrides
+    assert "env.commands.base_velocity.ranges.ang_vel_z=[-0.5,-0.5]" in overrides
+    assert "env.commands.base_velocity.ranges.lin_vel_y=[0.0,0.0]" in overrides
+    assert "env.commands.base_velocity.rel_standing_envs=0.0" in overrides
+    assert CommandCase(0.3, -0.5).name == "vx+0.30_wz-0.50"
+
+
+@pytest.mark.parametrize("text", ["", "a", "0.1,0.2,0.3", "nan", "0.1,inf"])
+def test_parse_case_rejects_malformed_commands(text):
+    with pytest.raises(ValueError, match="VX,WZ"):
+        parse_case(text)
+
+
+def test_parse_case_reads_one_or_two_numbers():
+    assert parse_case("0.5") == CommandCase(0.5, 0.0)
+    assert parse_case(" -0.3 , 0.25 ") == CommandCase(-0.3, 0.25)
+
+
+def test_forward_case_checks_velocity_not_yaw_and_turning_case_the_reverse():
+    targets = TrackingTargets(lin_vel_rms_mps=0.06, yaw_rate_rms_radps=0.12, max_falls=0)
+    forward = case_result(CommandCase(0.3), _report(0.05, 0.5, 0, 0.29), targets)
+    assert set(forward["checks"]) == {"falls", "lin_vel_xy_rms_mps"}
+    assert forward["checks"]["lin_vel_xy_rms_mps"]["ok"]
+    turning = case_result(CommandCase(0.0, 0.5), _report(0.5, 0.13, 0, 0.0), targets)
+    assert set(turning["checks"]) == {"falls", "yaw_rate_rms_radps"}
+    assert not turning["checks"]["yaw_rate_rms_radps"]["ok"]
+
+
+def test_summary_fails_on_any_missed_check_and_names_it():
+    targets = TrackingTargets()
+    rows = [
+        case_result(CommandCase(0.3), _report(0.05, 0.0, 0, 0.3), targets),
+        case_result(CommandCase(0.5), _report(0.07, 0.0, 1, 0.45), targets),
+    ]
+    summary = summarize(rows)
+    assert summary["passed"] is False
+    assert summary["total_falls"] == 1
+    assert summary["worst_lin_vel_xy_rms_mps"] == pytest.approx(0.07)
+    assert len(summary["failed_checks"]) == 2  # the velocity error and the fall of the 0.5 m/s case
+    assert all(line.startswith("vx+0.50_wz+0.00") for line in summary["failed_checks"])
+    table = format_table({"cases": rows, "summary": summary})
+    assert "NO" in table and "missed" in table
+
+
+def test_missing_tracking_figure_is_a_failed_check():
+    row = case_result(CommandCase(0.3), {"episodes": 0, "falls": 0, "tracking": None}, TrackingTargets())
+    assert row["checks"]["lin_vel_xy_rms_mps"]["ok"] is False
