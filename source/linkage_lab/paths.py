@@ -11,4 +11,5 @@ REPO_ROOT = Path(os.environ.get("LINKAGE_LAB_ROOT", Path(__file__).resolve().par
 CONFIG_DIR = REPO_ROOT / "configs"
 ROBOT_CONFIG_DIR = CONFIG_DIR / "robots"
 ASSET_DIR = REPO_ROOT / "assets"
-LOG_DIR = REPO_ROOT / "logs"
+#: Training runs (``<LOG_DIR>/rsl_rl/<experiment>/<run>``); ``LINKAGE_LAB_LOG_DIR`` puts them elsewhere.
+LOG_DIR = Path(os.environ.get("LINKAGE_LAB_LOG_DIR", REPO_ROOT / "logs"))

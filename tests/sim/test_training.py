@@ -2,22 +2,40 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
-import torch
+
+from linkage_lab.training.checkpoints import TRAINING_KEYS, load_checkpoint
 
 pytestmark = pytest.mark.sim
 
 
 @pytest.mark.parametrize("task", ["LinkageLab-Velocity-Flat-Limit", "LinkageLab-Velocity-Flat-Marvin"])
 def test_two_iteration_ppo_writes_a_checkpoint(task, tmp_path):
+    from linkage_lab.runtime import resolve_configs
     from linkage_lab.training import train
 
-    result = train(task, ["env.scene.num_envs=8", "agent.max_iterations=2"], device="cpu", log_root=tmp_path / "logs")
-    assert result.checkpoint is not None and result.checkpoint.is_file()
-    assert result.checkpoint.name == "model_1.pt"
-    state = torch.load(result.checkpoint, map_location="cpu", weights_only=False)
+    logs = tmp_path / "logs"
+    experiment = resolve_configs(task)[1].experiment_name
+    # Another run of the experiment, written to after this one starts (a training running beside it):
+    # the result must still name the run this call made.
+    other = logs / "rsl_rl" / experiment / "2099-12-31_23-59-59"
+    other.mkdir(parents=True)
+    (other / "model_5.pt").write_bytes(b"")
+    os.utime(other, (4e9, 4e9))
+
+    result = train(task, ["env.scene.num_envs=8", "agent.max_iterations=2"], device="cpu", log_root=logs)
+    assert result.log_dir is not None and result.log_dir != other and result.log_dir.parent == other.parent
+    assert result.checkpoint == result.log_dir / "model_1.pt"
+    state = load_checkpoint(result.checkpoint, require=TRAINING_KEYS)
     assert state.get("iter") == 1
+    assert (result.first_iteration, result.last_iteration, result.interrupted) == (0, 1, False)
     assert (result.log_dir / "params" / "env.yaml").is_file()
+    assert json.loads((result.log_dir / "run.json").read_text())["task"] == task
+    record = json.loads((result.log_dir / "training.json").read_text())
+    assert (record["status"], record["planned_iterations"], record["num_envs"]) == ("finished", 2, 8)
 
 
 def test_isaaclab_cli_finds_and_trains_the_task(tmp_path):

@@ -58,17 +58,25 @@ def actor_observation(obs: Any, groups: list[str]) -> torch.Tensor:
 def resolve_checkpoint(spec: str | Path, task: str, experiment_name: str, log_root: Path = LOG_DIR) -> Path:
     """A checkpoint file from ``spec``: a ``.pt`` file, a run folder (its latest model) or ``latest``.
 
-    ``latest`` is the highest-iteration model of the most recent run of the task's experiment
-    (``<log_root>/rsl_rl/<experiment>/<run>/model_<it>.pt``).
+    ``latest`` is the highest-iteration model of the newest run of the task's experiment that holds
+    one (``<log_root>/rsl_rl/<experiment>/<run>/model_<it>.pt``), runs ordered by the start time in
+    their folder names.
 
     Raises:
         PolicyLoadError: Nothing to load there.
     """
-    from linkage_lab.training import latest_checkpoint, latest_run_dir
+    from linkage_lab.training.runs import experiment_dir, latest_checkpoint, latest_run_dir, list_runs
 
     if str(spec) == "latest":
         run_dir = latest_run_dir(experiment_name, log_root)
         if run_dir is None:
+            runs = list_runs(experiment_name, log_root)
+            if runs:
+                raise PolicyLoadError(
+                    f"no run of experiment {experiment_name!r} under {experiment_dir(experiment_name, log_root)} "
+                    f"holds a checkpoint (run {runs[-1].name} holds no model_<iteration>.pt); "
+                    f"train first: linkage-lab train --task {task}"
+                )
             raise PolicyLoadError(
                 f"no training runs of experiment {experiment_name!r} under {log_root / 'rsl_rl'}; "
                 f"train first: linkage-lab train --task {task}"
@@ -86,24 +94,22 @@ def resolve_checkpoint(spec: str | Path, task: str, experiment_name: str, log_ro
 
 
 def read_checkpoint(path: Path, task: str | None = None) -> dict[str, Any]:
-    """Load an rsl-rl checkpoint on the CPU, checking it is one and, when its run says so, of ``task``.
+    """Load an rsl-rl checkpoint on the CPU as data, checking it is one and, when its run says so, of ``task``.
+
+    Only tensors, numbers, strings and plain containers are read (``torch.load(weights_only=True)``):
+    a file holding other pickled objects is refused, since unpickling them could run code.
 
     Raises:
-        PolicyLoadError: Missing, unreadable (truncated, corrupt, not a PyTorch file), not an
-            rsl-rl checkpoint, or from a run of another task (the run's ``run.json``).
+        PolicyLoadError: Missing, unreadable (truncated, corrupt, not a PyTorch file), holding other
+            objects, not an rsl-rl checkpoint, or from a run of another task (the run's ``run.json``).
     """
+    from linkage_lab.training.checkpoints import CheckpointError, load_checkpoint
+
     path = Path(path)
-    if not path.is_file():
-        raise PolicyLoadError(f"checkpoint {path} does not exist")
     try:
-        state = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as exc:  # torch raises pickle, zip, EOF and runtime errors for damaged files
-        raise PolicyLoadError(
-            f"checkpoint {path} is not a readable PyTorch checkpoint (truncated or corrupt?): "
-            f"{type(exc).__name__}: {exc}"
-        ) from exc
-    if not isinstance(state, dict) or "actor_state_dict" not in state:
-        raise PolicyLoadError(f"checkpoint {path} is not an rsl-rl checkpoint (no 'actor_state_dict')")
+        state = load_checkpoint(path)
+    except CheckpointError as exc:
+        raise PolicyLoadError(str(exc)) from exc
     trained_task = _run_task(path)
     if task is not None and trained_task is not None and trained_task != task:
         raise PolicyLoadError(f"checkpoint {path} was trained on task {trained_task}, not {task}")
@@ -124,16 +130,21 @@ def build_runner(env: Any, agent_cfg: Any) -> Any:
 def load_runner(path: Path, env: Any, agent_cfg: Any, task: str | None = None) -> Any:
     """An rsl-rl runner for ``env`` with the checkpoint at ``path`` loaded (on the agent's device).
 
+    The file is read once, as data (:func:`read_checkpoint`), and its state handed to the runner;
+    rsl-rl's own ``runner.load`` would unpickle it in full.
+
     Raises:
         PolicyLoadError: As :func:`read_checkpoint`, or when the checkpoint's networks do not fit the
             task's (observation or action size, architecture).
     """
+    from linkage_lab.training.checkpoints import CheckpointError, restore_runner
+
     state = read_checkpoint(path, task)
     runner = build_runner(env, agent_cfg)
     _check_shapes(path, state["actor_state_dict"], runner.alg.get_policy().state_dict(), task)
     try:
-        runner.load(str(path), map_location=agent_cfg.device)
-    except (RuntimeError, KeyError) as exc:
+        restore_runner(runner, state, load_optimizer="optimizer_state_dict" in state)
+    except CheckpointError as exc:
         raise PolicyLoadError(f"checkpoint {path} does not fit {task or 'the task'}: {exc}") from exc
     return runner
 

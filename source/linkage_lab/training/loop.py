@@ -1,0 +1,148 @@
+"""rsl-rl's learning loop, made interruptible: Ctrl-C saves the last finished iteration, then stops.
+
+rsl-rl's ``OnPolicyRunner.learn`` saves every ``save_interval`` iterations and at its end; a
+``KeyboardInterrupt`` in between loses every iteration since the last save. :func:`run_learning`
+runs ``learn`` with two guards: a Ctrl-C that arrives while the policy is being updated or a
+checkpoint written is held until that step ends (so the saved networks and optimiser are one
+iteration's, and no checkpoint is half written), and on interrupt the last finished iteration is
+saved as ``model_<it>.pt``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from linkage_lab.training.checkpoints import save_checkpoint
+
+
+@dataclass(frozen=True)
+class LearnOutcome:
+    """How a learning session ended.
+
+    Attributes:
+        first_iteration: The iteration the session started at.
+        last_iteration: The last iteration it finished; ``None`` when it finished none.
+        checkpoint: The checkpoint of ``last_iteration``; ``None`` when it finished none.
+        interrupted: Stopped by Ctrl-C (SIGINT) before its last planned iteration.
+    """
+
+    first_iteration: int
+    last_iteration: int | None
+    checkpoint: Path | None
+    interrupted: bool
+
+
+class InterruptGuard:
+    """A SIGINT handler that raises ``KeyboardInterrupt``, except inside :meth:`critical` blocks.
+
+    A Ctrl-C inside a critical block is remembered and raised when the outermost block ends.
+    Outside the main thread (where Python cannot install signal handlers) it changes nothing.
+    """
+
+    def __init__(self) -> None:
+        self._depth = 0
+        self._pending = False
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self._depth:
+            self._pending = True
+            return
+        raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        """Install the handler for the block; the previous handler is restored after it."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = signal.signal(signal.SIGINT, self._handle)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    @contextlib.contextmanager
+    def critical(self) -> Iterator[None]:
+        """Hold a Ctrl-C until the block ends (raised then, if the block itself raised nothing)."""
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+        if not self._depth and self._pending:
+            self._pending = False
+            raise KeyboardInterrupt
+
+
+def run_learning(runner: Any, run_dir: Path, iterations: int, init_at_random_ep_len: bool = False) -> LearnOutcome:
+    """Run ``runner.learn`` for ``iterations`` iterations from ``runner.current_learning_iteration``.
+
+    Checkpoints are written atomically into ``run_dir``; on Ctrl-C the last finished iteration is
+    saved (``model_<it>.pt``) and the outcome says ``interrupted``. The runner's TensorBoard writer
+    is closed at the end, so the events of a stopped run are on disk.
+
+    Args:
+        runner: An rsl-rl runner whose logger writes into ``run_dir``.
+        run_dir: The run folder.
+        iterations: Iterations to run (at least 1).
+        init_at_random_ep_len: Start episodes at random lengths (rsl-rl's exploration option).
+
+    Returns:
+        The :class:`LearnOutcome`. A second Ctrl-C while the last checkpoint is written is held
+        until the file is complete, then raised as ``KeyboardInterrupt``.
+    """
+    first = int(runner.current_learning_iteration)
+    guard = InterruptGuard()
+    finished = 0
+    update = runner.alg.update
+
+    def guarded_update() -> Any:
+        nonlocal finished
+        with guard.critical():
+            losses = update()
+            finished += 1
+        return losses
+
+    def guarded_save(path: str, infos: dict | None = None) -> None:
+        with guard.critical():
+            save_checkpoint(runner, Path(path))
+
+    # Instance attributes shadow the class's methods, which learn() calls through self.
+    runner.alg.update = guarded_update
+    runner.save = guarded_save
+    interrupted = False
+    try:
+        with guard.installed():
+            try:
+                runner.learn(num_learning_iterations=iterations, init_at_random_ep_len=init_at_random_ep_len)
+            except KeyboardInterrupt:
+                interrupted = True
+            last = first + finished - 1 if finished else None
+            checkpoint = None
+            if last is not None:
+                runner.current_learning_iteration = last
+                checkpoint = Path(run_dir) / f"model_{last}.pt"
+                if interrupted or not checkpoint.is_file():
+                    guarded_save(str(checkpoint))
+    finally:
+        del runner.alg.update, runner.save
+        _close_writer(runner, interrupted)
+    return LearnOutcome(first, last, checkpoint, interrupted)
+
+
+def _close_writer(runner: Any, interrupted: bool) -> None:
+    """Flush and close the logger's writer (rsl-rl leaves TensorBoard's open; an interrupt skips its stop)."""
+    logger = getattr(runner, "logger", None)
+    writer = getattr(logger, "writer", None)
+    if writer is None:
+        return
+    if interrupted:
+        logger.stop_logging_writer()
+    if hasattr(writer, "close"):
+        writer.close()
