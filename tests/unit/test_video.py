@@ -194,3 +194,12 @@ def test_no_gl_backend_is_one_line_and_no_file(tmp_path, monkeypatch):
     line = save_rollout_video(recorder, tmp_path / "clip.mp4", progress=False)
     assert line.startswith("video: not written (no OpenGL backend") and "\n" not in line
     assert not list(tmp_path.iterdir())
+
+
+def test_bench_video_renders_every_synthetic_sample():
+    from linkage_lab.bench.video_bench import format_rows, run_video_bench
+
+    rows = _rendered_or_skip(lambda: run_video_bench("limit", frames=3, sizes=[(32, 24)]))
+    assert [(r["width"], r["height"], r["frames"]) for r in rows] == [(32, 24, 3)]
+    assert rows[0]["mp4_bytes"] > 0 and rows[0]["total_s_per_frame"] >= rows[0]["render_s_per_frame"] > 0
+    assert format_rows(rows).splitlines()[1].split()[:3] == ["limit", "32x24", "3"]

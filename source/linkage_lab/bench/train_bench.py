@@ -55,7 +55,11 @@ def run_train_bench(
     rows = []
     start = time.perf_counter()
     for num_envs in tqdm(list(num_envs_list), desc="bench train", unit="run", disable=not progress):
-        rows.append(run_train_worker(task, num_envs, iterations, warmup, overrides))
+        before = os.getloadavg()[0]
+        row = run_train_worker(task, num_envs, iterations, warmup, overrides)
+        # Other processes on the same cores slow every number here: the load shows whether there were any.
+        row["load_average_1min"] = {"before": before, "after": os.getloadavg()[0]}
+        rows.append(row)
     first = rows[0]
     for row in rows:
         row["ratio_to_first"] = {
@@ -81,7 +85,10 @@ def format_table(result: dict) -> str:
         f"{'envs':>6s} {'collection s/it':>16s} {'update s/it':>12s} {'env-steps/s':>12s} {'it/s':>7s}"
         f"   ratio to first: {'steps/s':>7s} {'collect':>7s} {'update':>7s}"
     )
-    lines = [f"{result['task']}: {rows[0]['num_steps_per_env']} steps per env per iteration, on {rows[0]['device']}"]
+    lines = [
+        f"{result['task']}: {rows[0]['num_steps_per_env']} steps per env per iteration, on {rows[0]['device']} "
+        f"({result['machine']['cpus']} CPUs, 1-min load average {_load_range(rows)})"
+    ]
     lines.append(header)
     for row in rows:
         ratio = row["ratio_to_first"]
@@ -92,6 +99,11 @@ def format_table(result: dict) -> str:
             f"{ratio['update_s_per_it']:7.2f}"
         )
     return "\n".join(lines)
+
+
+def _load_range(rows: list[dict]) -> str:
+    loads = [v for row in rows for v in row.get("load_average_1min", {}).values()]
+    return f"{min(loads):.1f}-{max(loads):.1f}" if loads else "n/a"
 
 
 def write_results(result: dict, out_dir: Path) -> tuple[Path, Path]:

@@ -50,6 +50,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--json", action="store_true", help="print one JSON object")
     train.set_defaults(func=_bench_train, accepts_overrides=True)
 
+    video = sub.add_parser("video", help="seconds per frame of the rollout video renderer (MuJoCo offscreen)")
+    video.add_argument("--robot", default="limit", help="robot whose URDF to render (default limit)")
+    video.add_argument("--frames", type=int, default=100, help="frames per size (default 100)")
+    video.add_argument(
+        "--size", nargs="+", default=["320x240", "640x480"], metavar="WxH", help="frame sizes (default 320x240 640x480)"
+    )
+    video.add_argument("--json", action="store_true", help="print one JSON object")
+    video.set_defaults(func=_bench_video)
+
     ankle = sub.add_parser("ankle", help="IK+Jacobian and FK timings for a batch of ankles")
     ankle.add_argument("--num-ankles", type=int, default=8192, help="batch size (default 8192 = 4096 envs x 2)")
     ankle.add_argument("--repeats", type=int, default=50)
@@ -111,6 +120,27 @@ def _bench_train(args: argparse.Namespace, overrides: list[str]) -> int:
         return 0
     print(format_table(result))
     print(f"results: {json_path}\nchart: {png_path}")
+    return 0
+
+
+def _bench_video(args: argparse.Namespace) -> int:
+    from linkage_lab.bench.video_bench import format_rows, run_video_bench
+    from linkage_lab.cli.main import CliError
+    from linkage_lab.evaluation.video import VideoError
+
+    sizes = []
+    for text in args.size:
+        width, sep, height = text.lower().partition("x")
+        if not (sep and width.isdigit() and height.isdigit()) or int(width) % 2 or int(height) % 2:
+            raise CliError(f"--size {text}: expected WxH with even numbers, e.g. 640x480")
+        sizes.append((int(width), int(height)))
+    if args.frames < 1:
+        raise CliError("--frames must be positive")
+    try:
+        rows = run_video_bench(args.robot, args.frames, sizes)
+    except (VideoError, KeyError, FileNotFoundError) as exc:
+        raise CliError(exc.args[0] if isinstance(exc, KeyError) else str(exc)) from exc
+    print(json.dumps({"results": rows}, indent=2) if args.json else format_rows(rows))
     return 0
 
 

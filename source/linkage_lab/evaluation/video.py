@@ -424,7 +424,7 @@ def _tracking_camera(model: Any, recording: RolloutRecording) -> Any:
     camera.type = mujoco.mjtCamera.mjCAMERA_FREE
     # The base height's median keeps the view steady through bounces and the odd fall.
     camera.lookat[2] = float(np.median(recording.base_pos[:, 2])) * 0.7
-    camera.distance = 2.2 * float(model.stat.extent)
+    camera.distance = 1.8 * float(model.stat.extent)
     camera.azimuth = 135.0
     camera.elevation = -20.0
     return camera
