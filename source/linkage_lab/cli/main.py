@@ -42,6 +42,10 @@ USER_ERRORS = {
     "linkage_lab.outputs": ("OutputDirError",),
     "linkage_lab.export.bundle": ("DeployModuleUnavailable",),
     "linkage_lab.config": ("ConfigError",),
+    "linkage_lab.training.trainer": ("TrainingConfigError",),
+    "linkage_lab.training.resume": ("ResumeError",),
+    "linkage_lab.training.checkpoints": ("CheckpointError",),
+    "linkage_lab.training.runs": ("RunBusyError",),
 }
 
 
