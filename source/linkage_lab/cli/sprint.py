@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from linkage_lab.cli.video_option import add_video_argument, video_recorder, write_video
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``sprint`` command."""
@@ -28,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--device", default=None, help="cpu, cuda:0, ... (default: picked automatically)")
     parser.add_argument("--gait", default=None, help="JSON object of gait parameter overrides for --policy scripted")
     parser.add_argument("--json", action="store_true", help="print metrics.json")
+    add_video_argument(parser)
     parser.set_defaults(func=_sprint)
 
 
@@ -43,8 +46,9 @@ def _sprint(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else REPO_ROOT / "outputs" / "sprint" / f"{name}_{args.ankle}"
     check_output_dir(out, SPRINT_COMMAND, args.force)
     # Isaac Lab prints its configuration tables to stdout: with --json keep stdout for the JSON.
+    recorder = video_recorder(args.video)
     with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
-        record = run_race(args.policy, args.ankle, args.device, overrides, progress=not args.json)
+        record = run_race(args.policy, args.ankle, args.device, overrides, progress=not args.json, on_step=recorder)
     failure = None
     try:
         files = write_race(record, out, force=args.force)
@@ -56,6 +60,7 @@ def _sprint(args: argparse.Namespace) -> int:
         print(json.dumps(record.metrics, indent=2))
     else:
         _print_summary(record, args.ankle, files)
+    write_video(recorder, args.video, progress=not args.json, stream=sys.stderr if args.json else None)
     if failure is not None:
         from linkage_lab.cli.main import CliError
 

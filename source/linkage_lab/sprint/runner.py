@@ -8,6 +8,7 @@ the same code ``linkage-lab eval`` uses.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,8 +62,13 @@ def run_race(
     device: str | None = None,
     gait_overrides: dict[str, Any] | None = None,
     progress: bool = True,
+    on_step: Callable[[Any], None] | None = None,
 ) -> RaceRecord:
-    """Run one race headless and return its metrics (gait.md §4) plus the ankle replay summary."""
+    """Run one race headless and return its metrics (gait.md §4) plus the ankle replay summary.
+
+    ``on_step`` (e.g. a :class:`~linkage_lab.evaluation.video.RolloutRecorder`) is called with the env
+    after every control step that did not end the race (the env resets the robot on the step that does).
+    """
     from tqdm import tqdm
 
     from linkage_lab.evaluation.policies import actor_groups, actor_observation
@@ -103,6 +109,8 @@ def run_race(
                     pos = stopped_pose(before, fired, tracker.start_xy[0], rules)
                 else:
                     pos = robot.data.root_pos_w.torch - unwrapped.scene.env_origins
+                    if on_step is not None:
+                        on_step(env)
                 path.append((float(pos[0, 0]), float(pos[0, 1])))
                 if progress and step % 25 == 0:
                     bar.set_postfix(distance_m=f"{float(tracker.distance_m[0]):.2f}", refresh=False)
