@@ -19,10 +19,11 @@ from linkage_lab.evaluation import policies
 from linkage_lab.evaluation.policies import PolicyLoadError, read_checkpoint, resolve_checkpoint
 from linkage_lab.training.checkpoints import TRAINING_KEYS, CheckpointError, load_checkpoint, restore_runner
 from linkage_lab.training.loop import run_learning
-from linkage_lab.training.resume import RESUME_SOURCES, ResumeError, resolve_resume
-from linkage_lab.training.runs import create_run_dir, discard_run, latest_run_dir, list_runs
+from linkage_lab.training.resume import RESUME_SOURCES, ResumeError, ResumePoint, resolve_resume
+from linkage_lab.training.runs import RunBusyError, create_run_dir, discard_run, latest_run_dir, list_runs, run_lock
 from linkage_lab.training.trainer import (
     TrainingConfigError,
+    _session_iterations,
     merge_overrides,
     reject_ignored_keys,
     validate_sizes,
@@ -322,6 +323,15 @@ def test_new_run_folders_never_collide(tmp_path):
     assert create_run_dir("exp", tmp_path / "logs", "tuned").name.endswith("_tuned")
 
 
+def test_a_run_in_training_cannot_be_resumed_beside_it(tmp_path):
+    run_dir = create_run_dir("exp", tmp_path / "logs")
+    with run_lock(run_dir):
+        with pytest.raises(RunBusyError, match="being trained by another process"), run_lock(run_dir):
+            pass
+    with run_lock(run_dir):  # released when the training ends
+        pass
+
+
 def test_resume_resolution(tmp_path, monkeypatch):
     logs = tmp_path / "logs"
     run = _run(tmp_path, "2025-01-02_10-00-00", (0, 50, 99))
@@ -386,3 +396,21 @@ def test_sizes_are_checked_before_building():
 def test_resumed_overrides_keep_the_runs_and_take_the_commands():
     merged = merge_overrides(["env.scene.num_envs=64", "presets=box"], ["env.scene.num_envs=8", "agent.seed=3"])
     assert merged == ["env.scene.num_envs=8", "presets=box", "agent.seed=3"]
+
+
+def test_iterations_of_a_session():
+    """A resumed run finishes its plan; --max-iterations means that many more; a new run its config's."""
+    from types import SimpleNamespace
+
+    cfg = SimpleNamespace(max_iterations=500)
+    run = ResumePoint(Path("run/model_199.pt"), Path("run"), "")
+    elsewhere = ResumePoint(Path("policies/T/model.pt"), None, "")
+    record = {"planned_iterations": 300}
+    assert _session_iterations(None, {}, cfg, [], None, 0) == 500
+    assert _session_iterations(None, {}, cfg, [], 7, 0) == 7
+    assert _session_iterations(run, record, cfg, [], None, 200) == 100
+    assert _session_iterations(run, record, cfg, [], 50, 200) == 50
+    assert _session_iterations(run, record, cfg, ["agent.max_iterations=500"], None, 200) == 500
+    assert _session_iterations(elsewhere, {}, cfg, [], None, 200) == 500
+    with pytest.raises(TrainingConfigError, match="already finished its 300 planned iterations"):
+        _session_iterations(run, record, cfg, [], None, 300)

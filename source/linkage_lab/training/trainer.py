@@ -10,6 +10,7 @@ still trains the same registered tasks, without these.
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -255,8 +256,6 @@ def _session_iterations(
 
 def _check_run_task(checkpoint: Path, task: str) -> None:
     """Refuse a checkpoint whose run (``run.json``) was trained on another task."""
-    import json
-
     try:
         trained = json.loads((checkpoint.parent / "run.json").read_text()).get("task")
     except (OSError, ValueError, AttributeError):
