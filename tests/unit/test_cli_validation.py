@@ -231,6 +231,25 @@ def test_task_sizes_from_the_config():
         assert (found.observations, found.actions) == sizes, task
 
 
+def test_task_sizes_keep_modifiers_and_history_and_give_up_on_unknown_terms():
+    from isaaclab.managers import ObservationTermCfg
+    from isaaclab.utils.modifiers import ModifierCfg
+
+    from linkage_lab.evaluation.policy_check import task_sizes
+    from linkage_lab.runtime import resolve_configs
+
+    env_cfg, agent_cfg = resolve_configs(LIMIT, [], "cpu")
+    policy = env_cfg.observations.policy
+    # A modifier keeps a term's size (Isaac Lab sizes a term before its modifiers).
+    policy.joint_pos.modifiers = [*(policy.joint_pos.modifiers or []), ModifierCfg(func=lambda x: x)]
+    assert task_sizes(env_cfg, agent_cfg).observations == LIMIT_SIZES[0]
+    # Three frames of joint velocities: 2 × 12 more.
+    policy.joint_vel.history_length = 3
+    assert task_sizes(env_cfg, agent_cfg).observations == LIMIT_SIZES[0] + 24
+    policy.mystery = ObservationTermCfg(func=lambda env: None)
+    assert task_sizes(env_cfg, agent_cfg) is None
+
+
 # --- sprint --gait (item 7) ---
 
 

@@ -3,7 +3,7 @@
 The task's actor observation and action sizes come from its resolved config: the robot's
 degrees of freedom (read from its USD), the action terms' joint selections and the sizes of the
 observation terms Isaac Lab's velocity tasks use. A config this module cannot size (an unknown
-term, a term modifier, a multi-dof joint) gives ``None``; the policy is then checked right after the
+term or action term, a multi-dof joint) gives ``None``; the policy is then checked right after the
 env is built, before any step (:func:`~linkage_lab.evaluation.policies.load_onnx_policy`,
 :func:`~linkage_lab.evaluation.policies.load_runner`).
 """
@@ -132,8 +132,9 @@ def _group_size(group: Any, env_cfg: Any, actions: int, asset_joints: Any) -> in
     for term in vars(group).values():
         if not hasattr(term, "func") or term is None:
             continue
+        # Modifiers keep the size: Isaac Lab sizes a term by its function's output, before them.
         size = _term_size(term, env_cfg, actions, asset_joints)
-        if size is None or getattr(term, "modifiers", None):
+        if size is None:
             return None
         history = group.history_length if group.history_length is not None else term.history_length
         if history and not term.flatten_history_dim:
