@@ -56,7 +56,8 @@ def actor_observation(obs: Any, groups: list[str]) -> torch.Tensor:
 
 
 def resolve_checkpoint(spec: str | Path, task: str, experiment_name: str, log_root: Path = LOG_DIR) -> Path:
-    """A checkpoint file from ``spec``: a ``.pt`` file, a run folder (its latest model) or ``latest``.
+    """A checkpoint file from ``spec``: a ``.pt`` file, a run folder (its latest model), ``latest`` or
+    ``pretrained`` (the policy shipped for ``task`` under ``policies/<task>/``).
 
     ``latest`` is the highest-iteration model of the newest run of the task's experiment that holds
     one (``<log_root>/rsl_rl/<experiment>/<run>/model_<it>.pt``), runs ordered by the start time in
@@ -65,8 +66,14 @@ def resolve_checkpoint(spec: str | Path, task: str, experiment_name: str, log_ro
     Raises:
         PolicyLoadError: Nothing to load there.
     """
+    from linkage_lab.pretrained import PRETRAINED, NoPretrainedPolicy, pretrained_checkpoint
     from linkage_lab.training.runs import experiment_dir, latest_checkpoint, latest_run_dir, list_runs
 
+    if str(spec) == PRETRAINED:
+        try:
+            return pretrained_checkpoint(task)
+        except NoPretrainedPolicy as exc:
+            raise PolicyLoadError(str(exc)) from exc
     if str(spec) == "latest":
         run_dir = latest_run_dir(experiment_name, log_root)
         if run_dir is None:

@@ -52,8 +52,18 @@ def _latest(task: str, experiment_name: str, log_root: Path) -> Path:
     return run_dir
 
 
-#: Named ``--resume`` sources; adding one (e.g. a shipped policy) is one entry here.
-RESUME_SOURCES: dict[str, ResumeSource] = {"latest": _latest}
+def _pretrained(task: str, experiment_name: str, log_root: Path) -> Path:
+    """The policy shipped for ``task``: fine-tuning it starts a new run."""
+    from linkage_lab.pretrained import NoPretrainedPolicy, pretrained_checkpoint
+
+    try:
+        return pretrained_checkpoint(task)
+    except NoPretrainedPolicy as exc:
+        raise ResumeError(str(exc)) from exc
+
+
+#: Named ``--resume`` sources; adding one is one entry here.
+RESUME_SOURCES: dict[str, ResumeSource] = {"latest": _latest, "pretrained": _pretrained}
 
 
 def resolve_resume(
