@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "export",
     "sprint",
     "plot",
+    "ship",
 )
 
 

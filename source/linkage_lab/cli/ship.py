@@ -1,0 +1,146 @@
+"""``linkage-lab ship``: make a run's checkpoint the task's shipped policy, with its record and evaluation."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``ship`` command."""
+    parser = subparsers.add_parser(
+        "ship",
+        help="copy a run's checkpoint to policies/<task>/ with train.json, eval.json and sweep.json",
+        description="Copies the checkpoint to policies/<task>/model.pt and writes train.json (training command, "
+        "commit, wall time, iterations, env-steps/s), then evaluates the shipped copy: eval.json (the task's "
+        "own commands) and sweep.json (fixed commands, with the acceptance targets). Afterwards "
+        "--checkpoint pretrained names it in eval, export, sprint and train --resume.",
+    )
+    parser.add_argument("--task", required=True, help="task id, e.g. LinkageLab-Velocity-Flat-Limit")
+    parser.add_argument("--checkpoint", required=True, help="a model_<it>.pt, a run folder, or 'latest'")
+    parser.add_argument("--episodes", type=int, default=8, help="episodes per evaluation (default 8)")
+    parser.add_argument("--num-envs", type=int, default=8, help="parallel envs per evaluation (default 8)")
+    parser.add_argument(
+        "--command",
+        action="append",
+        default=None,
+        metavar="VX[,WZ]",
+        help="a fixed command of the sweep (repeatable; default: -0.3, 0, 0.3, 0.5 m/s and ±0.5 rad/s)",
+    )
+    parser.add_argument("--no-eval", action="store_true", help="copy and record only")
+    parser.add_argument("--device", default=None, help="cpu, cuda:0, ... (default: picked automatically)")
+    parser.set_defaults(func=_ship, accepts_overrides=True)
+
+
+def _ship(args: argparse.Namespace, overrides: list[str]) -> int:
+    from linkage_lab.cli.main import CliError
+    from linkage_lab.evaluation.evaluate import EvalRequest, evaluate
+    from linkage_lab.evaluation.policies import read_checkpoint, resolve_checkpoint
+    from linkage_lab.evaluation.sweep import DEFAULT_CASES, format_table, parse_case, run_sweep
+    from linkage_lab.pretrained import copy_file, pretrained_checkpoint, ship
+    from linkage_lab.runtime import resolve_configs
+
+    try:
+        cases = [parse_case(c) for c in args.command] if args.command else list(DEFAULT_CASES)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    _, agent_cfg = resolve_configs(args.task, overrides, args.device)
+    checkpoint = resolve_checkpoint(args.checkpoint, args.task, agent_cfg.experiment_name)
+    state = read_checkpoint(checkpoint, args.task)
+    folder = ship(args.task, checkpoint, training_record(checkpoint, int(state.get("iter", -1))))
+    print(f"shipped {checkpoint} -> {folder}")
+    if args.no_eval:
+        return 0
+    shipped = pretrained_checkpoint(args.task)
+    request = EvalRequest(
+        task=args.task,
+        checkpoint=shipped,
+        episodes=args.episodes,
+        num_envs=args.num_envs,
+        overrides=tuple(overrides),
+        device=args.device,
+        out_dir=folder.parent.parent / "outputs" / "ship" / args.task,
+        # These folders are ship's own working copies; the results that matter are copied next to the model.
+        force=True,
+    )
+    eval_dir, report = evaluate(request)
+    copy_file(eval_dir / "eval.json", folder)
+    sweep_dir, sweep = run_sweep(replace_out(request, eval_dir.parent / f"{args.task}-sweep"), cases)
+    copy_file(sweep_dir / "sweep.json", folder)
+    print(format_table(sweep))
+    print(f"eval.json, sweep.json: {folder}")
+    return 0
+
+
+def replace_out(request: Any, out_dir: Path) -> Any:
+    """``request`` writing into ``out_dir``."""
+    from dataclasses import replace
+
+    return replace(request, out_dir=out_dir)
+
+
+def training_record(checkpoint: Path, iteration: int) -> dict[str, Any]:
+    """How the checkpoint was trained: the run's record, its wall time and throughput, and the commit."""
+    import json
+
+    run_dir = Path(checkpoint).resolve().parent
+    record_file = run_dir / "training.json"
+    record = json.loads(record_file.read_text()) if record_file.is_file() else {}
+    overrides = record.get("overrides", [])
+    command = ["linkage-lab", "train", "--task", record.get("task", "?")]
+    if record.get("num_envs") is not None:
+        command += ["--num-envs", str(record["num_envs"])]
+    if record.get("planned_iterations") is not None:
+        command += ["--max-iterations", str(record["planned_iterations"])]
+    return {
+        "task": record.get("task"),
+        "source_run": run_dir.name,
+        "source_checkpoint": Path(checkpoint).name,
+        "iterations": iteration + 1,
+        "training_command": " ".join([*command, *overrides]),
+        "num_envs": record.get("num_envs"),
+        "seed": record.get("seed"),
+        "device": record.get("device"),
+        "commit": _git_commit(),
+        **_throughput(run_dir, iteration),
+    }
+
+
+def _throughput(run_dir: Path, iteration: int) -> dict[str, Any]:
+    """Wall time to ``iteration`` and the mean env-steps/s (learning included), from the run's events."""
+    from linkage_lab.evaluation.curves import NoEventsError, read_scalars
+
+    try:
+        series = read_scalars(run_dir)
+    except NoEventsError:
+        return {"wall_time_s": None, "env_steps_per_s": None}
+    reward = series.get("Train/mean_reward")
+    fps = series.get("Perf/total_fps")
+    wall = None
+    if reward is not None and len(reward.iteration):
+        upto = reward.iteration <= iteration
+        wall = float(reward.wall_time_s[upto].max()) if upto.any() else None
+    return {
+        "wall_time_s": wall,
+        "env_steps_per_s": None if fps is None else float(fps.value[fps.iteration <= iteration].mean()),
+    }
+
+
+def _git_commit() -> str | None:
+    from linkage_lab.paths import REPO_ROOT
+
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return f"{head}{'-dirty' if dirty else ''}"
