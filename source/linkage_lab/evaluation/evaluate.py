@@ -138,6 +138,7 @@ def run_evaluation(
         policy_joint_names,
         robot_of,
     )
+    from linkage_lab.tasks.velocity.faults import fault_counts
 
     unwrapped = env.unwrapped
     robot = robot_of(env)
@@ -209,6 +210,8 @@ def run_evaluation(
             "joints": torques.summary(names, joint_effort_limits(env, names)),
         },
         "ankle_replay": None if replay is None else {**sampling, **replay.summary()},
+        # What the task's numeric-fault guards replaced during the run (README: numeric faults).
+        "faults": fault_counts(env),
         "plots": [],
     }
     return report, replay

@@ -5,6 +5,8 @@ from __future__ import annotations
 from isaaclab.utils import configclass
 from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg
 
+from linkage_lab.tasks.velocity.flat_env_cfg import ACTION_CLIP
+
 
 @configclass
 class LinkageVelocityPPORunnerCfg(RslRlOnPolicyRunnerCfg):
@@ -14,6 +16,7 @@ class LinkageVelocityPPORunnerCfg(RslRlOnPolicyRunnerCfg):
     max_iterations = 500
     save_interval = 50
     experiment_name = "velocity_flat"
+    clip_actions = ACTION_CLIP
     obs_groups = {"actor": ["policy"], "critic": ["policy"]}
     actor = RslRlMLPModelCfg(
         hidden_dims=[128, 128, 128],

@@ -6,11 +6,23 @@ flat-ground, Newton-by-default task needs; robot folders override the rest.
 
 from __future__ import annotations
 
+from isaaclab.managers import EventTermCfg as EventTerm
+from isaaclab.managers import ObservationTermCfg as ObsTerm
+from isaaclab.managers import TerminationTermCfg as DoneTerm
 from isaaclab.terrains import TerrainImporterCfg
 from isaaclab.utils import configclass
+from isaaclab.utils.modifiers import ModifierCfg
 from isaaclab_tasks.core.velocity.velocity_env_cfg import LocomotionVelocityRoughEnvCfg
 
 from linkage_lab.description.ground import build_ground
+from linkage_lab.tasks.velocity import faults
+
+#: Clip of the policy's raw actions (action units, ``q* = q_default + scale · a``), in the env and
+#: in the rsl-rl runner (``clip_actions``). Wide enough never to change a target inside a joint's
+#: range: the farthest joint limit from the standing pose is the Limit's knee, 2.77 rad at 0.25 rad
+#: per unit = 11.1 units (Marvin's farthest, the shoulder, is 5.0 units at 0.5 rad). It bounds
+#: what a broken policy can send: a 1e6 action costs what a 12 does.
+ACTION_CLIP = 12.0
 
 
 @configclass
@@ -43,3 +55,21 @@ class LinkageVelocityFlatEnvCfg(LocomotionVelocityRoughEnvCfg):
         # Custom (explicit, Python) actuator classes run on the Isaac Lab actuator path.
         self.sim.use_newton_actuators = False
         self.commands.base_velocity.debug_vis = False
+        self._guard_numeric_faults()
+
+    def _guard_numeric_faults(self) -> None:
+        """Keep NaN/inf out of the physics and the learner (:mod:`~linkage_lab.tasks.velocity.faults`)."""
+        action = self.actions.joint_pos
+        self.actions.joint_pos = faults.GuardedJointPositionActionCfg(
+            asset_name=action.asset_name,
+            joint_names=action.joint_names,
+            scale=action.scale,
+            use_default_offset=action.use_default_offset,
+            action_clip=ACTION_CLIP,
+        )
+        setattr(self.terminations, faults.NONFINITE_STATE_TERM, DoneTerm(func=faults.NonFiniteState))
+        setattr(self.events, faults.REWARD_GUARD_EVENT, EventTerm(func=faults.NonFiniteRewardGuard, mode="startup"))
+        for group in vars(self.observations).values():
+            for term in vars(group).values() if group is not None else ():
+                if isinstance(term, ObsTerm):
+                    term.modifiers = [*(term.modifiers or []), ModifierCfg(func=faults.finite_or_zero)]

@@ -1,0 +1,199 @@
+"""Numeric faults in the velocity tasks: what keeps a NaN/inf out of the physics and the learner.
+
+Four pieces, all switched on by :class:`~linkage_lab.tasks.velocity.flat_env_cfg.LinkageVelocityFlatEnvCfg`:
+
+* :class:`GuardedJointPositionAction`: a non-finite action row holds the default pose (raw action
+  0, as :class:`~isaaclab.envs.mdp.actions.JointPositionAction` defines it), every action is clipped
+  to ``±action_clip``, and the action manager's copy (what ``last_action`` and ``action_rate_l2``
+  read) is the cleaned one;
+* :class:`NonFiniteState`: a termination for an env whose root or joint state is not finite, so
+  the env is reset on its own (the physics worlds are independent) and the others run on;
+* :func:`finite_or_zero`: an observation modifier, the last guard of what the policy sees;
+* :class:`NonFiniteRewardGuard`: a startup event that wraps every reward term so that a
+  non-finite value (the terminating step of a non-finite env) counts as 0.
+
+Each piece counts what it replaced; :func:`fault_counts` sums the counts for reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+from isaaclab.envs.mdp.actions import JointPositionAction, JointPositionActionCfg
+from isaaclab.managers import ManagerTermBase, SceneEntityCfg
+from isaaclab.utils import configclass
+
+if TYPE_CHECKING:
+    from isaaclab.envs import ManagerBasedEnv, ManagerBasedRLEnv
+
+#: Names of the guard terms in the task configs (what :func:`fault_counts` looks up).
+NONFINITE_STATE_TERM = "nonfinite_state"
+REWARD_GUARD_EVENT = "nonfinite_reward_guard"
+
+
+class GuardedJointPositionAction(JointPositionAction):
+    """:class:`JointPositionAction` that never passes a NaN, an infinity or a huge value on.
+
+    A row with any non-finite entry is replaced by zeros, the hold action (the default joint
+    pose), and counted in :attr:`nonfinite_actions`; then every entry is clipped to
+    ``±cfg.action_clip`` (action units). The cleaned action is also written into the action
+    manager's buffer, which the observation ``last_action`` and the rewards on actions read.
+    """
+
+    cfg: GuardedJointPositionActionCfg
+
+    def __init__(self, cfg: GuardedJointPositionActionCfg, env: ManagerBasedEnv):
+        if cfg.action_clip is not None and not cfg.action_clip > 0.0:
+            raise ValueError(f"action_clip must be positive or None, got {cfg.action_clip}")
+        super().__init__(cfg, env)
+        self.nonfinite_actions = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
+        """Per env: control steps whose action had a non-finite entry (held instead)."""
+        self._columns: slice | None = None
+
+    def process_actions(self, actions: torch.Tensor) -> None:
+        finite = torch.isfinite(actions).all(dim=-1, keepdim=True)
+        clean = torch.where(finite, actions, torch.zeros_like(actions))
+        if self.cfg.action_clip is not None:
+            clean = clean.clamp(-self.cfg.action_clip, self.cfg.action_clip)
+        self.nonfinite_actions += (~finite).squeeze(-1)
+        self._env.action_manager.action[:, self._manager_columns()] = clean
+        super().process_actions(clean)
+
+    def _manager_columns(self) -> slice:
+        """This term's columns in the action manager's action (found once, by identity)."""
+        if self._columns is None:
+            manager = self._env.action_manager
+            start = 0
+            for name, dim in zip(manager.active_terms, manager.action_term_dim):
+                if manager.get_term(name) is self:
+                    self._columns = slice(start, start + dim)
+                    break
+                start += dim
+            else:
+                raise RuntimeError("the guarded action term is not in the env's action manager")
+        return self._columns
+
+
+@configclass
+class GuardedJointPositionActionCfg(JointPositionActionCfg):
+    """Config of :class:`GuardedJointPositionAction`."""
+
+    class_type: type = GuardedJointPositionAction
+
+    action_clip: float | None = None
+    """Symmetric clip of the raw action (action units, before ``scale``); ``None``: no clip."""
+
+
+class NonFiniteState(ManagerTermBase):
+    """Termination: the env's root pose, root velocity, joint positions or joint velocities are
+    not all finite. Counts the envs it ends in :attr:`resets`.
+
+    Params: ``asset_cfg`` (default: the ``robot``).
+    """
+
+    def __init__(self, cfg: Any, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        self.resets = torch.zeros(env.num_envs, dtype=torch.long, device=env.device)
+        """Per env: episodes ended because the state was not finite."""
+
+    def __call__(self, env: ManagerBasedRLEnv, asset_cfg: SceneEntityCfg = SceneEntityCfg("robot")) -> torch.Tensor:
+        data = env.scene[asset_cfg.name].data
+        parts = (data.root_pos_w, data.root_quat_w, data.root_lin_vel_w, data.root_ang_vel_w)
+        parts += (data.joint_pos, data.joint_vel)
+        bad = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+        for part in parts:
+            bad |= ~torch.isfinite(part.torch).reshape(env.num_envs, -1).all(dim=-1)
+        self.resets += bad
+        return bad
+
+
+def finite_or_zero(obs: torch.Tensor) -> torch.Tensor:
+    """Observation modifier: NaN and ±inf entries become 0 (the observation of the hold action)."""
+    return torch.where(torch.isfinite(obs), obs, torch.zeros_like(obs))
+
+
+class _FiniteReward:
+    """A reward term whose non-finite values count as 0 (counted per env in ``counts``)."""
+
+    def __init__(self, func: Callable[..., Any], counts: torch.Tensor):
+        self.func = func
+        self.counts = counts
+
+    def __call__(self, env: ManagerBasedRLEnv, **params: Any) -> Any:
+        value = self.func(env, **params)
+        if not isinstance(value, torch.Tensor):
+            return value
+        finite = torch.isfinite(value)
+        if bool(finite.all()):
+            return value
+        self.counts += ~finite.reshape(finite.shape[0], -1).all(dim=-1)
+        return torch.where(finite, value, torch.zeros_like(value))
+
+    def reset(self, env_ids: Sequence[int] | None = None) -> None:
+        # Only class-based terms are reset by the reward manager, and they have a reset.
+        self.func.reset(env_ids=env_ids)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.func, name)
+
+
+class NonFiniteRewardGuard(ManagerTermBase):
+    """Startup event: wrap every reward term so that its non-finite values count as 0.
+
+    Runs once the reward manager exists (Isaac Lab applies startup events after building the
+    managers) and edits the terms through the manager's public ``get_term_cfg``/``set_term_cfg``,
+    so it covers the terms a robot or a derived task adds after the shared config. The values
+    replaced are counted per env and reward term in :attr:`values`.
+    """
+
+    def __init__(self, cfg: Any, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        self.values = torch.zeros(env.num_envs, dtype=torch.long, device=env.device)
+        """Per env: (control step, reward term) values that were not finite (replaced by 0)."""
+
+    def __call__(self, env: ManagerBasedRLEnv, env_ids: torch.Tensor | None) -> None:
+        manager = env.reward_manager
+        for name in manager.active_terms:
+            term_cfg = manager.get_term_cfg(name)
+            if not isinstance(term_cfg.func, _FiniteReward):
+                term_cfg.func = _FiniteReward(term_cfg.func, self.values)
+                manager.set_term_cfg(name, term_cfg)
+
+
+def fault_counts(env: Any) -> dict[str, int]:
+    """What the guards replaced in ``env`` so far, summed over envs (for reports).
+
+    Returns:
+        ``nonfinite_actions`` (env steps held), ``nonfinite_state_resets`` (episodes ended),
+        ``nonfinite_reward_values`` (reward term values replaced by 0) and
+        ``unreachable_linkage_poses`` (physics steps a linkage pose was moved into its joint range);
+        0 for a guard (or a manager) the env does not have.
+    """
+    unwrapped = env.unwrapped
+    counts = dict.fromkeys(_FAULT_NAMES, 0)
+    actions = getattr(unwrapped, "action_manager", None)
+    for name in getattr(actions, "active_terms", ()):
+        counts["nonfinite_actions"] += _total(getattr(actions.get_term(name), "nonfinite_actions", None))
+    terminations = getattr(unwrapped, "termination_manager", None)
+    if NONFINITE_STATE_TERM in getattr(terminations, "active_terms", ()):
+        term = terminations.get_term_cfg(NONFINITE_STATE_TERM).func
+        counts["nonfinite_state_resets"] += _total(getattr(term, "resets", None))
+    events = getattr(unwrapped, "event_manager", None)
+    if events is not None and any(REWARD_GUARD_EVENT in names for names in events.active_terms.values()):
+        counts["nonfinite_reward_values"] += _total(
+            getattr(events.get_term_cfg(REWARD_GUARD_EVENT).func, "values", None)
+        )
+    scene = getattr(unwrapped, "scene", None)
+    for asset in getattr(scene, "articulations", {}).values():
+        for actuator in asset.actuators.values():
+            counts["unreachable_linkage_poses"] += _total(getattr(actuator, "unreachable_poses", None))
+    return counts
+
+
+_FAULT_NAMES = ("nonfinite_actions", "nonfinite_state_resets", "nonfinite_reward_values", "unreachable_linkage_poses")
+
+
+def _total(counter: torch.Tensor | None) -> int:
+    return 0 if counter is None else int(counter.sum())
