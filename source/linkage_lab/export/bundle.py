@@ -77,6 +77,12 @@ def export_bundle(
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 
     from linkage_lab.evaluation.policies import load_runner, read_checkpoint
+    from linkage_lab.export.extensions import (
+        bundle_extensions,
+        extension_metadata,
+        extension_readme,
+        write_extension_files,
+    )
     from linkage_lab.export.metadata import policy_metadata
     from linkage_lab.outputs import check_output_dir, staged_directory
     from linkage_lab.runtime import make_env
@@ -91,6 +97,9 @@ def export_bundle(
         metadata["overrides"] = list(overrides)
         deploy_writer, deploy_metadata = _deploy_writer(metadata) if with_deploy else (None, {})
         metadata.update(deploy_metadata)
+        # Action terms with robot-side parts of their own (a residual policy's gait prior).
+        extensions = bundle_extensions(env)
+        metadata.update(extension_metadata(extensions))
         with staged_directory(out_dir, EXPORT_COMMAND, force) as staging:
             write_policy_onnx(runner, staging / POLICY_FILE, metadata)
             parity = onnx_parity(runner, staging / POLICY_FILE, metadata["observation_size"], parity_samples)
@@ -99,9 +108,10 @@ def export_bundle(
             files = {POLICY_FILE: "the actor with its observation normaliser (ONNX, opset 18)"}
             if deploy_writer is not None:
                 files.update(deploy_writer(staging, metadata))
+            files.update(write_extension_files(extensions, staging))
             files[METADATA_FILE] = "the metadata of policy.onnx as plain JSON"
             files[README_FILE] = "this file"
-            _write_text_files(staging, metadata, files, parity)
+            _write_text_files(staging, metadata, files, parity, extension_readme(extensions))
     return BundleResult(Path(out_dir), list(files), metadata, parity)
 
 
@@ -218,7 +228,9 @@ def _bridge_description(filename: str) -> str:
     return f"{side} ankle bridge, {text}"
 
 
-def _write_text_files(out_dir: Path, metadata: dict[str, Any], files: dict[str, str], parity: float) -> None:
+def _write_text_files(
+    out_dir: Path, metadata: dict[str, Any], files: dict[str, str], parity: float, extra_readme: str = ""
+) -> None:
     from linkage_lab.export.readme import bundle_readme
     from linkage_lab.io import write_json_atomic, write_text_atomic
 
@@ -231,4 +243,4 @@ def _write_text_files(out_dir: Path, metadata: dict[str, Any], files: dict[str, 
             text += "\n## Ankle bridge\n\n" + BRIDGE_DOC
         except ImportError:
             pass
-    write_text_atomic(out_dir / README_FILE, text)
+    write_text_atomic(out_dir / README_FILE, text + extra_readme)

@@ -368,14 +368,48 @@ class BipedGait:
         cfg = self.cfg
         time = as_tensor(time_s, torso.pitch_rad).expand_as(torso.pitch_rad)
         elapsed = stepping_time(time, start_time_s)
-        phase = gait_phase(time, cfg.frequency_hz, start_time_s)
+        return self.joint_targets_at_phase(
+            gait_phase(time, cfg.frequency_hz, start_time_s),
+            torso,
+            stride_scale=step_ramp(elapsed, cfg.step_ramp_time_s),
+            sway_scale=step_ramp(elapsed, cfg.sway_ramp_time_s),
+            lane_y_m=lane_y_m,
+        )
+
+    def joint_targets_at_phase(
+        self,
+        phase: torch.Tensor,
+        torso: TorsoState,
+        stride_scale: torch.Tensor | float = 1.0,
+        sway_scale: torch.Tensor | float = 1.0,
+        stepping_scale: torch.Tensor | float = 1.0,
+        lane_y_m: torch.Tensor | float = 0.0,
+    ) -> dict[str, torch.Tensor]:
+        """Joint position targets (rad) by joint name at a given phase and amplitudes, each ``(num_envs,)``.
+
+        :meth:`joint_targets` is this with its own clock and start ramps; a caller with its own
+        clock (a command-driven gait) sets the phase and the three amplitudes itself.
+
+        Args:
+            phase: Master phase ``φ`` (rad), ``(num_envs,)``.
+            torso: Torso sensor readings.
+            stride_scale: Step length and arm swing over their full values (unitless, scalar or
+                ``(num_envs,)``); negative steps backwards.
+            sway_scale: Lateral sway amplitude over ``A`` (unitless).
+            stepping_scale: How much the robot steps, 0 (both feet planted) to 1 (unitless): scales
+                the foot lift and everything tied to one leg being in the air (swing-foot placement
+                and turn, single-support sag compensation, the stance weighting of the hip feedback).
+            lane_y_m: Lateral centre of the robot's lane (m).
+        """
+        cfg = self.cfg
+        stepping = as_tensor(stepping_scale, phase).expand_as(phase).unsqueeze(-1)
+        stride_scale = as_tensor(stride_scale, phase).expand_as(phase).unsqueeze(-1)
         psi = leg_phases(phase, BIPED_PHASE_OFFSETS)
-        stride_scale = step_ramp(elapsed, cfg.step_ramp_time_s).unsqueeze(-1)
         forward, lift = foot_trajectory(
-            psi, cfg.step_length_m * stride_scale, cfg.step_height_m, cfg.double_support_margin
+            psi, cfg.step_length_m * stride_scale, cfg.step_height_m * stepping, cfg.double_support_margin
         )
         # Foot placement: the swing foot lands where the torso's speed error says (0 at lift-off).
-        place_weight = 0.5 * (1.0 - torch.cos(psi))
+        place_weight = 0.5 * (1.0 - torch.cos(psi)) * stepping
         forward_speed = _or_zeros(torso.forward_velocity_mps, torso.pitch_rad)
         lateral_speed = _or_zeros(torso.lateral_velocity_mps, torso.pitch_rad)
         nominal_speed = 2.0 * cfg.step_length_m * stride_scale[..., 0] * cfg.frequency_hz
@@ -394,7 +428,7 @@ class BipedGait:
             cfg.leg_convention,
             strict=False,
         )
-        sway_amplitude = cfg.sway_amplitude_rad * step_ramp(elapsed, cfg.sway_ramp_time_s)
+        sway_amplitude = cfg.sway_amplitude_rad * as_tensor(sway_scale, phase)
         hip_roll = lateral_sway(phase, sway_amplitude, cfg.sway_phase_lead_rad)
         # The lesson's pitch feedback is written for an ankle about +y (+ = toes down); the
         # axis sign maps it onto the robot's ankle, so leaning forward always presses the toes down.
@@ -404,7 +438,7 @@ class BipedGait:
         # Marvin's ankle roll axis is +x, as the NAO's: the lesson's roll term carries over unchanged.
         ankle_roll = -hip_roll - cfg.roll_gain * torso.roll_rad
         turn = heading_turn(torso, lane_y_m, cfg).unsqueeze(-1)
-        hip_yaw = turn * 0.5 * (1.0 - torch.cos(psi))
+        hip_yaw = turn * 0.5 * (1.0 - torch.cos(psi)) * stepping
         # −cos ψ is the same-side foot's forward offset over S/2: each arm swings back (+ pitch)
         # as its own foot swings forward, i.e. forward with the opposite leg.
         shoulder = cfg.shoulder_pitch_offset_rad - cfg.arm_swing_amplitude_rad * stride_scale * torch.cos(psi)
@@ -414,9 +448,10 @@ class BipedGait:
         targets: dict[str, torch.Tensor] = {}
         for index, side in enumerate(BIPED_SIDES):
             targets[f"{side}_hip_yaw"] = hip_yaw[..., index]
-            stance_weight = 0.5 * (1.0 - torch.sin(psi[..., index]))
+            # Standing (stepping 0) puts both legs in stance: weight ½ each.
+            stance_weight = 0.5 * (1.0 - stepping[..., 0] * torch.sin(psi[..., index]))
             # Single support of this leg: the other foot's lift over H (0 in double support).
-            single_support = lift_fraction(psi[..., 1 - index], cfg.double_support_margin)
+            single_support = lift_fraction(psi[..., 1 - index], cfg.double_support_margin) * stepping[..., 0]
             compensation = self._stance_compensation(side, single_support)
             targets[f"{side}_hip_roll"] = (
                 hip_roll + cfg.hip_roll_gain * torso.roll_rad * stance_weight + lateral_roll[..., index]
