@@ -129,9 +129,11 @@ class LinkageActuator(ActuatorBase):
         they are, and the common case (all finite and in range) costs a few comparisons.
         """
         lower, upper = domain.bounds(pose)
-        suspect = ~torch.isfinite(pose).all(-1) | (pose < lower).any(-1) | (pose > upper).any(-1)
-        if not bool(suspect.any()):
+        # NaN fails both comparisons, ±inf one: one test finds every pose to look at.
+        inside = ((pose >= lower) & (pose <= upper)).all(-1)
+        if bool(inside.all()):
             return pose
+        suspect = ~inside
         bad = suspect & ~domain.reachable(pose)
         if not bool(bad.any()):
             return pose
