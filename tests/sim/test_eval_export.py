@@ -16,10 +16,18 @@ MARVIN = "LinkageLab-Velocity-Flat-Marvin"
 TRAIN_OVERRIDES = ["env.scene.num_envs=4", "agent.max_iterations=2", "agent.num_steps_per_env=16"]
 
 
-def _train(task: str, root):
+#: Marvin with the ``calf`` ankle geometry (ankle_linkage.md §7), selected through the ankle
+#: transmissions; with the motor-armature model, whose native armature does not depend on the geometry.
+CALF_OVERRIDES = [
+    "presets=motor_armature",
+    'env.scene.robot.actuators.ankles.transmissions=["marvin_ankle_left:calf","marvin_ankle_right:calf"]',
+]
+
+
+def _train(task: str, root, overrides=()):
     from linkage_lab.training import train
 
-    result = train(task, TRAIN_OVERRIDES, device="cpu", log_root=root / "logs")
+    result = train(task, [*TRAIN_OVERRIDES, *overrides], device="cpu", log_root=root / "logs")
     assert result.checkpoint is not None
     return result.checkpoint
 
@@ -185,8 +193,38 @@ def test_marvin_export_bundle_with_the_ankle_bridge(marvin_checkpoint, tmp_path)
     metadata = _check_bundle(bundle, marvin_checkpoint)
     assert metadata["robot"] == "marvin" and metadata["joint_names"] == list(JOINT_NAMES)
     assert metadata["joint_ids"] is None and metadata["ankle_gain_mode"] == "host_torque"
+    # The task's ankle transmissions name no preset: the default geometry, in the metadata and every graph.
+    assert metadata["ankle_preset"] == "marvin"
     bridge = [f for f in bundle.files if f.startswith("ankle_bridge/")]
     assert bridge and all((bundle.out_dir / f).is_file() for f in bridge)
+
+
+def test_marvin_export_bridge_follows_the_trained_ankle_preset(tmp_path):
+    """A policy trained on the ``calf`` geometry gets the ``calf`` bridge; exported with the default
+    geometry's config it is refused before anything is written."""
+    import onnx
+    import onnxruntime as ort
+
+    from linkage_lab.evaluation.policies import PolicyLoadError
+    from linkage_lab.export.bundle import export_bundle
+    from linkage_lab.kinematics import inverse_kinematics, load_ankle_geometry
+
+    checkpoint = _train(MARVIN, tmp_path, CALF_OVERRIDES)
+    bundle = export_bundle(MARVIN, checkpoint, tmp_path / "calf", overrides=CALF_OVERRIDES, device="cpu")
+    assert bundle.metadata["ankle_preset"] == "calf"
+    assert json.loads((bundle.out_dir / "metadata.json").read_text())["ankle_preset"] == "calf"
+    poses = torch.tensor([[0.3, 0.1], [-0.4, -0.2], [0.0, 0.25]], dtype=torch.float64)
+    for side in ("left", "right"):
+        path = bundle.out_dir / "ankle_bridge" / f"ankle_{side}_ik.onnx"
+        assert {p.key: p.value for p in onnx.load(path).metadata_props}["linkage_lab.preset"] == "calf"
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        crank = torch.from_numpy(session.run(None, {"joint_pos_target": poses.float().numpy()})[0]).double()
+        calf = inverse_kinematics(load_ankle_geometry("calf", side=side), poses)
+        assert (crank - calf).abs().max() < 1e-5
+        assert (crank - inverse_kinematics(load_ankle_geometry("marvin", side=side), poses)).abs().max() > 0.01
+    with pytest.raises(PolicyLoadError, match="trained with ankle geometry preset 'calf'"):
+        export_bundle(MARVIN, checkpoint, tmp_path / "default", overrides=["presets=motor_armature"], device="cpu")
+    assert not (tmp_path / "default").exists()
 
 
 def test_bad_checkpoints_and_task_ids_fail_clearly_and_write_nothing(

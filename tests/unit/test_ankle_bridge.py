@@ -219,3 +219,26 @@ def test_bundle_bridge_uses_the_trained_ankle_preset(tmp_path, preset):
         default = inverse_kinematics(load_ankle_geometry("marvin", side=side), poses).numpy()
         assert np.abs(crank - trained).max() <= 1e-5
         assert np.abs(crank - default).max() > 0.01  # the default geometry puts the cranks elsewhere
+
+
+def test_the_trained_preset_is_read_from_the_run_and_a_mismatch_is_refused(tmp_path):
+    from linkage_lab.evaluation.policies import PolicyLoadError
+    from linkage_lab.export.metadata import check_ankle_preset, trained_ankle_preset
+
+    checkpoint = tmp_path / "run" / "model_1.pt"
+    assert trained_ankle_preset(checkpoint) is None  # a checkpoint without its run's config
+    (checkpoint.parent / "params").mkdir(parents=True)
+    # Isaac Lab's dump (params/env.yaml) holds Python tags (tuples, objects) besides the transmissions.
+    (checkpoint.parent / "params" / "env.yaml").write_text(
+        "sim:\n  gravity: !!python/tuple\n  - 0.0\n  - -9.81\n"
+        "scene:\n  robot:\n    actuators:\n"
+        "      hips: {class_type: !!python/name:isaaclab.actuators.DCMotor '', stiffness: 300.0}\n"
+        "      ankles:\n        transmissions:\n        - marvin_ankle_left:calf\n        - marvin_ankle_right:calf\n"
+    )
+    assert trained_ankle_preset(checkpoint) == "calf"
+    check_ankle_preset(checkpoint, {"robot": "marvin", "ankle_preset": "calf"})
+    check_ankle_preset(checkpoint, {"robot": "limit", "ankle_preset": None})
+    with pytest.raises(
+        PolicyLoadError, match="trained with ankle geometry preset 'calf', but this config uses 'marvin'"
+    ):
+        check_ankle_preset(checkpoint, {"robot": "marvin", "ankle_preset": "marvin"})

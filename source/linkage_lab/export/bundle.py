@@ -69,7 +69,8 @@ def export_bundle(
         force: Replace a previous export bundle in ``out_dir`` (never a folder export did not write).
 
     Raises:
-        PolicyLoadError: The checkpoint is missing, unreadable or of another task.
+        PolicyLoadError: The checkpoint is missing, unreadable or of another task, or its run was
+            trained with another ankle geometry preset than ``overrides`` select.
         DeployModuleUnavailable: ``with_deploy`` and the robot's deploy module is not importable.
         OutputDirError: ``out_dir`` must not be written (checked before the env is built).
         RuntimeError: The ONNX actor does not match the torch actor.
@@ -83,7 +84,7 @@ def export_bundle(
         extension_readme,
         write_extension_files,
     )
-    from linkage_lab.export.metadata import policy_metadata
+    from linkage_lab.export.metadata import check_ankle_preset, policy_metadata
     from linkage_lab.outputs import check_output_dir, staged_directory
     from linkage_lab.runtime import make_env
 
@@ -95,6 +96,8 @@ def export_bundle(
         runner = load_runner(checkpoint, wrapped, agent_cfg, task)
         metadata = policy_metadata(wrapped, agent_cfg, task, str(checkpoint.resolve()))
         metadata["overrides"] = list(overrides)
+        # The ankle bridge follows this config's geometry, which must be the one the policy learned on.
+        check_ankle_preset(checkpoint, metadata)
         deploy_writer, deploy_metadata = _deploy_writer(metadata) if with_deploy else (None, {})
         metadata.update(deploy_metadata)
         # Action terms with robot-side parts of their own (a residual policy's gait prior).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 #: Version of the metadata layout.
@@ -137,6 +138,48 @@ def policy_metadata(env: Any, agent_cfg: Any, task: str, checkpoint: str | None 
     }
 
 
+def trained_ankle_preset(checkpoint: Path) -> str | None:
+    """The ankle geometry preset the checkpoint's run was trained with, read from the actuator
+    transmissions in its ``params/env.yaml``; ``None`` when the run recorded no config there (e.g. a
+    checkpoint copied out of its run folder) or the file cannot be read."""
+    import yaml
+
+    from linkage_lab.evaluation.replay import ankle_geometry_preset
+
+    try:
+        config = yaml.load((Path(checkpoint).parent / "params" / "env.yaml").read_text(), Loader=_config_loader())
+        actuators = config["scene"]["robot"]["actuators"]
+    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        return None
+    names = []
+    for actuator in actuators.values() if isinstance(actuators, dict) else ():
+        transmissions = actuator.get("transmissions") if isinstance(actuator, dict) else None
+        names += [transmissions] if isinstance(transmissions, str) else list(transmissions or ())
+    return ankle_geometry_preset(names)
+
+
+def check_ankle_preset(checkpoint: Path, metadata: dict[str, Any]) -> None:
+    """Refuse to describe a Marvin policy with another ankle geometry than its run was trained with.
+
+    Args:
+        checkpoint: The checkpoint file (its run folder holds ``params/env.yaml``).
+        metadata: The export's :func:`policy_metadata` (``robot``, ``ankle_preset``).
+
+    Raises:
+        PolicyLoadError: The run recorded another ankle geometry preset than the export's config uses.
+    """
+    from linkage_lab.evaluation.policies import PolicyLoadError
+
+    if metadata.get("robot") != "marvin":
+        return
+    trained = trained_ankle_preset(checkpoint)
+    if trained is not None and trained != metadata["ankle_preset"]:
+        raise PolicyLoadError(
+            f"{checkpoint} was trained with ankle geometry preset {trained!r}, but this config uses "
+            f"{metadata['ankle_preset']!r}: pass the training's overrides (see its params/env.yaml)"
+        )
+
+
 def _limit_joint_ids(names: list[str]) -> list[int]:
     from linkage_lab.robots.limit_joints import entry_by_name
 
@@ -153,6 +196,18 @@ def _term_joint_names(term_cfg: Any, robot_joints: list[str]) -> list[str] | Non
     if isinstance(joint_ids, slice):
         return list(robot_joints) if function.startswith("joint_") else None
     return [robot_joints[int(i)] for i in joint_ids]
+
+
+def _config_loader() -> type:
+    """A YAML loader for Isaac Lab's config dumps: Python tuples as lists, other Python objects as ``None``."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("tag:yaml.org,2002:python/tuple", lambda loader, node: loader.construct_sequence(node))
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+    return Loader
 
 
 def _plain(value: Any) -> Any:
