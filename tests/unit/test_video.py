@@ -186,7 +186,7 @@ def test_recorder_reads_env_zero_relative_to_its_origin():
 
 def test_no_gl_backend_is_one_line_and_no_file(tmp_path, monkeypatch):
     def unavailable(width, height):
-        raise RenderUnavailable("no OpenGL backend for offscreen rendering: egl: cannot open libEGL")
+        raise RenderUnavailable("no OpenGL backend for offscreen rendering: egl: cannot open libEGL\n(details)")
 
     monkeypatch.setattr(video, "_gl_context", unavailable)
     recorder = RolloutRecorder(joint_names=LIMIT_JOINTS, control_period_s=0.02, robot_urdf=LIMIT_URDF)

@@ -337,7 +337,7 @@ def save_rollout_video(recorder: RolloutRecorder, out_path: str | Path, progress
     try:
         result = render_video(None, recorder.recording(), out_path, progress=progress, **kwargs)
     except (VideoError, ValueError, OSError) as exc:
-        return f"video: not written ({exc})"
+        return f"video: not written ({' '.join(str(exc).split())})"  # one line, whatever the GL library said
     return (
         f"video: {result.path} ({result.frames} frames at {result.fps:g} fps, "
         f"{result.render_s_per_frame:.3f} s/frame to render, {result.backend})"
