@@ -16,7 +16,8 @@ def test_eval_records_env_zero_in_mujoco_order(tmp_path):
     import mujoco
 
     from linkage_lab.evaluation.evaluate import EvalRequest, evaluate
-    from linkage_lab.evaluation.video import RenderUnavailable, RolloutRecorder, render_video
+    from linkage_lab.evaluation.offscreen import RenderUnavailable
+    from linkage_lab.evaluation.video import RolloutRecorder, render_video
     from linkage_lab.paths import ASSET_DIR
 
     recorder = RolloutRecorder()

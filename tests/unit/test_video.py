@@ -10,12 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from linkage_lab.evaluation import video
+from linkage_lab.evaluation import offscreen
+from linkage_lab.evaluation.offscreen import OffscreenRenderer, RenderUnavailable, build_scene
 from linkage_lab.evaluation.video import (
-    OffscreenRenderer,
-    RenderUnavailable,
     RolloutRecorder,
-    build_scene,
     check_video_path,
     frame_indices,
     joint_qpos_addresses,
@@ -188,7 +186,7 @@ def test_no_gl_backend_is_one_line_and_no_file(tmp_path, monkeypatch):
     def unavailable(width, height):
         raise RenderUnavailable("no OpenGL backend for offscreen rendering: egl: cannot open libEGL\n(details)")
 
-    monkeypatch.setattr(video, "_gl_context", unavailable)
+    monkeypatch.setattr(offscreen, "_gl_context", unavailable)
     recorder = RolloutRecorder(joint_names=LIMIT_JOINTS, control_period_s=0.02, robot_urdf=LIMIT_URDF)
     recorder.add(STANDING, IDENTITY_XYZW, np.zeros(12))
     line = save_rollout_video(recorder, tmp_path / "clip.mp4", progress=False)

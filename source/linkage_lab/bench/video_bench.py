@@ -8,7 +8,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from linkage_lab.evaluation.video import RolloutRecorder, RolloutRecording, build_scene, render_video
+from linkage_lab.evaluation.offscreen import build_scene
+from linkage_lab.evaluation.video import RolloutRecorder, RolloutRecording, render_video
 
 
 def synthetic_recording(robot_urdf: Path, frames: int, control_period_s: float = 0.04) -> RolloutRecording:

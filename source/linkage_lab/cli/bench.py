@@ -126,6 +126,7 @@ def _bench_train(args: argparse.Namespace, overrides: list[str]) -> int:
 def _bench_video(args: argparse.Namespace) -> int:
     from linkage_lab.bench.video_bench import format_rows, run_video_bench
     from linkage_lab.cli.main import CliError
+    from linkage_lab.evaluation.offscreen import RenderUnavailable
     from linkage_lab.evaluation.video import VideoError
 
     sizes = []
@@ -138,7 +139,7 @@ def _bench_video(args: argparse.Namespace) -> int:
         raise CliError("--frames must be positive")
     try:
         rows = run_video_bench(args.robot, args.frames, sizes)
-    except (VideoError, KeyError, FileNotFoundError) as exc:
+    except (VideoError, RenderUnavailable, KeyError, FileNotFoundError) as exc:
         raise CliError(exc.args[0] if isinstance(exc, KeyError) else str(exc)) from exc
     print(json.dumps({"results": rows}, indent=2) if args.json else format_rows(rows))
     return 0
