@@ -56,6 +56,10 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
             s3n_act=limit_articulation_cfg(robot_cfg, "s3n_act", self.sim.dt),
             s3n_full=limit_articulation_cfg(robot_cfg, "s3n_full", self.sim.dt),
         )
+        # The CPU recipe: 256 envs. `linkage-lab bench train` on a 2-core CPU: 1.8x the env-steps/s of 64
+        # envs, while 1024 envs add only 17 % more at 3.4x fewer policy updates per second. A GPU takes
+        # env.scene.num_envs=4096.
+        self.scene.num_envs = 256
         self.scene.env_spacing = 1.0
         # Physics: a small robot with four small feet needs few constraint rows.
         mjwarp = self.sim.physics.newton_mjwarp
@@ -106,8 +110,13 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
         self.rewards.feet_air_time.params["threshold"] = 0.2
         self.rewards.feet_air_time.weight = 0.25
         self.rewards.undesired_contacts = None  # only the base and the feet have collision shapes
-        self.rewards.track_lin_vel_xy_exp.weight = 1.5
-        self.rewards.track_ang_vel_z_exp.weight = 0.75
+        # Tracking: a 0.25 m/s kernel width. Isaac Lab's 0.5 m/s pays 0.96 of the reward for a 0.1 m/s
+        # error, so a policy has little reason to track closer than that; with 0.25 m/s the same error
+        # costs 15 %. Measured at 220 iterations × 256 envs with fixed commands (`linkage-lab eval`),
+        # lin-vel RMS at 0.3 / 0.5 m/s: 0.063 / 0.069 m/s with 0.25 m/s against 0.086 / 0.116 with 0.5.
+        self.rewards.track_lin_vel_xy_exp.weight = 2.0
+        self.rewards.track_lin_vel_xy_exp.params["std"] = 0.25
+        self.rewards.track_ang_vel_z_exp.weight = 1.0
         self.rewards.flat_orientation_l2.weight = -2.5
         self.rewards.dof_torques_l2.weight = -2.0e-4
         self.rewards.action_rate_l2.weight = -0.005
