@@ -73,3 +73,13 @@ def test_summary_fails_on_any_missed_check_and_names_it():
 def test_missing_tracking_figure_is_a_failed_check():
     row = case_result(CommandCase(0.3), {"episodes": 0, "falls": 0, "tracking": None}, TrackingTargets())
     assert row["checks"]["lin_vel_xy_rms_mps"]["ok"] is False
+
+
+def test_demo_walk_check_needs_the_commanded_speed_and_no_fall():
+    from linkage_lab.cli.demo import walks
+
+    report = {"falls": 0, "tracking": {"mean_forward_speed_mps": 0.27}}
+    assert walks(report, 0.3, 0.05)
+    assert not walks(report, 0.3, 0.02)
+    assert not walks({**report, "falls": 1}, 0.3, 0.05)
+    assert not walks({"falls": 0, "tracking": None}, 0.0, 0.05)

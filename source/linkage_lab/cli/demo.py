@@ -1,9 +1,11 @@
-"""``linkage-lab demo``: the main job — build assets, train briefly, evaluate, export."""
+"""``linkage-lab demo``: the main job — assets, a trained walking Limit, its evaluation, video and export."""
 
 from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -15,11 +17,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "demo",
         help=(
-            "the main job: assets -> scripted sprint -> short PPO training -> evaluation -> export "
-            "(configs/experiments/demo.yaml)"
+            "the main job: assets -> scripted sprint -> PPO training of a walking Limit -> evaluation at a fixed "
+            "command with video -> export -> the shipped Marvin policy (configs/experiments/demo.yaml)"
         ),
     )
     parser.add_argument("--preset", default="demo", help="experiment preset under configs/experiments (default: demo)")
+    parser.add_argument("--no-video", action="store_true", help="skip the rollout videos")
     parser.set_defaults(func=_demo)
 
 
@@ -34,19 +37,24 @@ def load_preset(name: str) -> dict:
     return yaml.safe_load(path.read_text())
 
 
+def walks(report: dict[str, Any], command_mps: float, tolerance_mps: float) -> bool:
+    """The demo's pass mark: mean forward speed within ``tolerance_mps`` of the command, and no fall."""
+    speed = (report.get("tracking") or {}).get("mean_forward_speed_mps")
+    return speed is not None and abs(speed - command_mps) <= tolerance_mps and report.get("falls", 1) == 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     from linkage_lab.description.build import build_robot, buildable_robots
-    from linkage_lab.evaluation.evaluate import EvalRequest, evaluate
-    from linkage_lab.export.bundle import export_bundle
     from linkage_lab.paths import REPO_ROOT
-    from linkage_lab.sprint.runner import run_race, write_race
     from linkage_lab.training import train
 
     preset = load_preset(args.preset)
     task, overrides = preset["task"], list(preset["overrides"])
     evaluation = preset.get("eval", {})
     sprint = preset.get("sprint")
-    steps = 5 if sprint else 4
+    shipped = preset.get("shipped", [])
+    out = REPO_ROOT / "outputs" / "demo"
+    steps = 4 + bool(sprint) + bool(shipped)
     step = iter(range(1, steps + 1))
     start = time.perf_counter()
     print(f"[{next(step)}/{steps}] building robot assets", flush=True)
@@ -57,36 +65,113 @@ def _demo(args: argparse.Namespace) -> int:
     if sprint:
         ankle = sprint.get("ankle", "box")
         print(f"[{next(step)}/{steps}] Marvin's 10 m sprint, scripted gait, {ankle} ankles", flush=True)
-        record = run_race("scripted", ankle)
-        # The demo's own race folder: a previous demo's race there is replaced, anything else is refused.
-        race = write_race(record, REPO_ROOT / "outputs" / "sprint" / f"scripted_{ankle}", force=True)
-        m = record.metrics
-        print(f"      {m['ended_reason']} after {m['duration_s']:.2f} s, {m['distance_m']:.2f} m", flush=True)
-    print(f"[{next(step)}/{steps}] training {task} ({' '.join(overrides)})", flush=True)
+        race = _sprint(ankle, REPO_ROOT / "outputs" / "sprint" / f"scripted_{ankle}")
+    print(f"[{next(step)}/{steps}] training {task} ({' '.join(overrides) or 'the task recipe'})", flush=True)
     result = train(task, overrides)
     if result.checkpoint is None:
         raise RuntimeError(f"training wrote no checkpoint in {result.log_dir}")
-    print(f"[{next(step)}/{steps}] evaluating {result.checkpoint.name} headless", flush=True)
-    # The env-size overrides of training do not apply to evaluation and export.
+    command = float(evaluation.get("command_mps", 0.3))
+    print(f"[{next(step)}/{steps}] evaluating {result.checkpoint.name} at {command} m/s forward", flush=True)
+    # The env-size and agent overrides of training do not apply to evaluation and export.
     task_overrides = [o for o in overrides if not o.startswith(("agent.", "env.scene.num_envs="))]
-    eval_dir, report = evaluate(
-        EvalRequest(
-            task=task,
-            checkpoint=result.checkpoint,
-            episodes=int(evaluation.get("episodes", 8)),
-            num_envs=int(evaluation.get("num_envs", 8)),
-            overrides=tuple(task_overrides),
-        )
-    )
+    trained = _evaluate(task, result.checkpoint, command, evaluation, task_overrides, out / "trained", args)
     print(f"[{next(step)}/{steps}] exporting the policy for hardware", flush=True)
-    bundle = export_bundle(task, result.checkpoint, result.log_dir / "export", overrides=task_overrides)
+    from linkage_lab.export.bundle import export_bundle
+
+    bundle = export_bundle(task, result.checkpoint, result.log_dir / "export", overrides=task_overrides, force=True)
+    shipped_reports = []
+    if shipped:
+        print(f"[{next(step)}/{steps}] the shipped policies", flush=True)
+        for entry in shipped:
+            shipped_reports.append(_shipped(entry, evaluation, out, args))
     print()
     print(f"demo finished in {time.perf_counter() - start:.0f} s")
     if race:
         print(f"  sprint (scripted gait):      {race['metrics.json']}, {race['path.png']}")
     print(f"  training logs (TensorBoard): {result.log_dir}")
+    print(f"  training curves:             {result.log_dir / 'curves'}")
     print(f"  checkpoint:                  {result.checkpoint}")
-    print(f"  evaluation:                  {eval_dir / 'eval.json'}")
-    print(f"    mean return {report['return']['mean']}, fall rate {report['fall_rate']}")
     print(f"  hardware bundle:             {bundle.out_dir}")
+    _print_eval(f"{task} (trained here)", trained, command, float(evaluation.get("tolerance_mps", 0.05)))
+    for (name, report, folder, target), _ in zip(shipped_reports, shipped):
+        _print_eval(f"{name} (shipped)", (report, folder), target, float(evaluation.get("tolerance_mps", 0.05)))
     return 0
+
+
+def _sprint(ankle: str, folder: Path) -> dict[str, Path]:
+    from linkage_lab.sprint.runner import run_race, write_race
+
+    record = run_race("scripted", ankle)
+    files = write_race(record, folder, force=True)
+    m = record.metrics
+    print(f"      {m['ended_reason']} after {m['duration_s']:.2f} s, {m['distance_m']:.2f} m", flush=True)
+    return files
+
+
+def _evaluate(
+    task: str,
+    checkpoint: Path,
+    command_mps: float,
+    evaluation: dict[str, Any],
+    overrides: list[str],
+    folder: Path,
+    args: argparse.Namespace,
+) -> tuple[dict[str, Any], Path]:
+    """One evaluation at a fixed forward command, with env 0's video unless ``--no-video``."""
+    from linkage_lab.cli.video_option import video_recorder, write_video
+    from linkage_lab.evaluation.evaluate import EvalRequest, evaluate
+    from linkage_lab.evaluation.sweep import CommandCase
+
+    video = None if args.no_video else folder.with_suffix(".mp4")
+    recorder = video_recorder(video)
+    eval_dir, report = evaluate(
+        EvalRequest(
+            task=task,
+            checkpoint=checkpoint,
+            episodes=int(evaluation.get("episodes", 8)),
+            num_envs=int(evaluation.get("num_envs", 8)),
+            overrides=(*overrides, *CommandCase(command_mps).overrides()),
+            out_dir=folder,
+            force=True,
+            on_step=recorder,
+        )
+    )
+    write_video(recorder, video)
+    return report, eval_dir
+
+
+def _shipped(
+    entry: dict[str, Any], evaluation: dict[str, Any], out: Path, args: argparse.Namespace
+) -> tuple[str, dict[str, Any], Path, float]:
+    from linkage_lab.pretrained import pretrained_checkpoint
+
+    task = entry["task"]
+    command = float(entry.get("command_mps", 0.4))
+    print(f"      {task} at {command} m/s forward", flush=True)
+    report, folder = _evaluate(
+        task,
+        pretrained_checkpoint(task),
+        command,
+        {**evaluation, **entry},
+        list(entry.get("overrides", [])),
+        out / task,
+        args,
+    )
+    return task, report, folder, command
+
+
+def _print_eval(name: str, result: tuple[dict[str, Any], Path], command_mps: float, tolerance_mps: float) -> None:
+    report, folder = result
+    tracking = report.get("tracking") or {}
+
+    def num(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
+    verdict = "walks" if walks(report, command_mps, tolerance_mps) else "does NOT walk as commanded"
+    print(f"  {name}: {verdict}")
+    print(
+        f"    command {command_mps:.2f} m/s: forward speed {num(tracking.get('mean_forward_speed_mps'))} m/s, "
+        f"lin-vel RMS {num(tracking.get('lin_vel_xy_rms_mps'))} m/s, falls {report.get('falls')} "
+        f"in {report.get('episodes')} episodes"
+    )
+    print(f"    {folder / 'eval.json'}" + ("" if not folder.with_suffix(".mp4").exists() else f", {folder}.mp4"))

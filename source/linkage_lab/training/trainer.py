@@ -225,10 +225,22 @@ def train(
         raise
     status = "interrupted" if outcome.interrupted else "finished"
     run_dir = _end_run(made, record, session, status, outcome.last_iteration)
+    if run_dir is not None:
+        _write_curves(run_dir)
     result = _result(run_dir, start, first, outcome.last_iteration, outcome.interrupted, point)
     if outcome.interrupted:
         raise TrainingInterrupted(result)
     return result
+
+
+def _write_curves(run_dir: Path) -> None:
+    """The run's training curves as PNGs in ``<run>/curves/``; a plotting failure never fails a training."""
+    from linkage_lab.evaluation.curves import NoEventsError, write_training_curves
+
+    try:
+        write_training_curves(run_dir)
+    except (NoEventsError, OSError, ValueError) as exc:
+        print(f"training curves not written: {exc}")
 
 
 def _session_iterations(
