@@ -3,7 +3,11 @@
 Each physics step, for every coupled group (a Limit leg's hip + knee, a Marvin ankle's pitch +
 roll): serial targets → (optionally) motor space → PD → per-motor limits → ``Jᵀ`` → serial torques,
 plus the S3N explicit torques. The math is :class:`~linkage_lab.dynamics.drive.LinkageDrive`;
-this class only gathers the group's joints, calls it and scatters the torques back.
+this class gathers the group's joints with each env's current gains (what Isaac Lab's
+``randomize_actuator_gains`` writes into ``stiffness``/``damping``) and feed-forward efforts (which
+go through the motor limits too), calls it, and scatters the torques back. A pose a pose-dependent
+transmission cannot evaluate (NaN, or beyond the rods' reach) is handled in its own env, so one
+diverged env never stops the batch.
 """
 
 from __future__ import annotations
