@@ -284,11 +284,20 @@ def _onnx_loader(env: Any, agent_cfg: Any, args: Any) -> Policy:
 
 
 def _scripted_loader(env: Any, agent_cfg: Any, args: Any) -> Policy:
-    """The robot's scripted gait (gait.md), reading the robot's sensors; the trot follows the command."""
+    """The robot's scripted gait (gait.md), reading the robot's sensors; the trot follows the command.
+
+    On a residual task (actions added to the task's own gait prior) it is the prior alone: zero actions.
+    """
     from linkage_lab.gait.biped import BipedGait, marvin_sprint_gait_cfg
     from linkage_lab.gait.policy import ScriptedPolicy
 
-    joint_names = env.unwrapped.action_manager.get_term("joint_pos")._joint_names
+    term = env.unwrapped.action_manager.get_term("joint_pos")
+    if getattr(term, "gait_prior", None) is not None:
+        # A residual task's actions correct its own gait: its scripted policy is no correction.
+        from linkage_lab.tasks.velocity.residual import GaitPriorPolicy
+
+        return GaitPriorPolicy(env)
+    joint_names = term._joint_names
     gait = BipedGait(marvin_sprint_gait_cfg()) if "left_knee" in joint_names else None
     return ScriptedPolicy(env, gait)
 

@@ -1,0 +1,23 @@
+"""rsl-rl PPO runner config for ``LinkageLab-Velocity-Flat-Marvin-Residual``."""
+
+from __future__ import annotations
+
+from isaaclab.utils import configclass
+
+from linkage_lab.tasks.velocity.config.marvin.agents import MarvinFlatPPORunnerCfg
+
+#: Initial action noise (std of the Gaussian, in action units, i.e. × 0.15 rad per joint). The prior
+#: already walks, so exploration starts small: the from-scratch std of 1.0 would knock the gait over.
+RESIDUAL_INIT_STD = 0.4
+
+
+@configclass
+class MarvinResidualPPORunnerCfg(MarvinFlatPPORunnerCfg):
+    """PPO for the residual task: Marvin's runner with small initial noise and its own experiment."""
+
+    experiment_name = "marvin_residual"
+    max_iterations = 1000
+
+    def __post_init__(self):
+        # Each instance holds its own copy of the actor config: this changes no shared default.
+        self.actor.distribution_cfg.init_std = RESIDUAL_INIT_STD

@@ -1,0 +1,156 @@
+"""Residual actions on a command-driven scripted gait: the action term and its observation.
+
+The joint target of each control step is ``q* = clip(q_gait + scale · a, q_min, q_max)``: ``q_gait``
+from :class:`~linkage_lab.gait.commanded.CommandedBipedGait` (phase, stride and stepping driven by
+the velocity command, balance feedback from the IMU), ``a`` the policy's action and the clip the
+articulation's joint range. The action is first cleaned as in every velocity task
+(:class:`~linkage_lab.tasks.velocity.faults.GuardedJointPositionAction`: a non-finite row counts as
+0, i.e. the gait alone, and actions are clipped). The gait's state ``(φ, s, a)`` resets with the
+env; the policy sees it through :func:`gait_state`. Export writes the same gait module as
+``gait.onnx`` beside the policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import MISSING, asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+from isaaclab.utils import configclass
+
+from linkage_lab.gait.commanded import CommandedBipedGait, gait_observation
+from linkage_lab.tasks.velocity.faults import GuardedJointPositionAction, GuardedJointPositionActionCfg
+
+if TYPE_CHECKING:
+    from isaaclab.envs import ManagerBasedEnv, ManagerBasedRLEnv
+
+
+class ResidualGaitAction(GuardedJointPositionAction):
+    """Joint position targets ``clip(q_gait + scale · a, q_min, q_max)`` (module docstring).
+
+    ``a`` is the guarded action: a row with a non-finite entry counts as 0 (the gait alone), then
+    ``±action_clip``. The gait state resets with its env.
+    """
+
+    cfg: ResidualGaitActionCfg
+
+    def __init__(self, cfg: ResidualGaitActionCfg, env: ManagerBasedEnv):
+        if cfg.use_default_offset or cfg.offset != 0.0:
+            raise ValueError("a residual gait action has no offset: set use_default_offset=False and offset=0.0")
+        super().__init__(cfg, env)
+        self.gait_prior: CommandedBipedGait = cfg.gait_factory(env.step_dt, list(self._joint_names))
+        self.gait_prior.to(self.device)
+        limits = self._asset.data.joint_pos_limits.torch[:, self._joint_ids]
+        self._target_lower = limits[..., 0].clone()
+        self._target_upper = limits[..., 1].clone()
+        self.gait_state = self.gait_prior.initial_state(self.num_envs, self.device)
+        self.gait_targets = torch.zeros_like(self._raw_actions)
+
+    def process_actions(self, actions: torch.Tensor) -> None:
+        """Compose the joint targets of this step and advance the gait's clock."""
+        # The guard cleans the action into ``_raw_actions`` (and the manager's copy the rewards read).
+        super().process_actions(actions)
+        data = self._asset.data
+        command = self._env.command_manager.get_command(self.cfg.command_name)
+        with torch.no_grad():
+            self.gait_targets, self.gait_state = self.gait_prior(
+                self.gait_state,
+                command,
+                data.projected_gravity_b.torch,
+                data.root_ang_vel_b.torch,
+                data.root_lin_vel_b.torch,
+            )
+        targets = self.gait_targets + self._raw_actions * self._scale
+        self._processed_actions = torch.maximum(torch.minimum(targets, self._target_upper), self._target_lower)
+
+    def reset(self, env_ids: Sequence[int] | None = None) -> None:
+        """Zero the last action and restart the gait (phase 0, standing) of ``env_ids`` (all when None)."""
+        super().reset(env_ids)
+        ids = slice(None) if env_ids is None else env_ids
+        self.gait_state[ids] = 0.0
+
+    def target_clip(self) -> list[list[float]]:
+        """Per joint ``[q_min, q_max]`` of the composed target (rad), env 0."""
+        return torch.stack((self._target_lower[0], self._target_upper[0]), dim=-1).tolist()
+
+    def bundle_metadata(self) -> dict[str, Any]:
+        """What ``metadata.json`` adds for this term: the target composition and the gait graph's I/O."""
+        from linkage_lab.deploy.residual_gait import gait_metadata
+        from linkage_lab.gait.policy import describe
+
+        return {
+            "action_target": "q* = clip(gait_targets + action_scale * action, action_target_clip) (rad); "
+            "gait_targets from gait.onnx, see residual_gait",
+            "action_target_clip": self.target_clip(),
+            "residual_gait": gait_metadata(
+                self.gait_prior,
+                command_name=self.cfg.command_name,
+                observation_term=self.cfg.observation_term,
+                gait_parameters=describe(self.gait_prior.gait),
+                command_parameters=asdict(self.gait_prior.command_cfg),
+            ),
+        }
+
+    def write_bundle_files(self, out_dir: Path) -> dict[str, str]:
+        """Write ``gait.onnx`` into the bundle; returns ``{relative path: description}``."""
+        from linkage_lab.deploy.residual_gait import GAIT_FILE, write_gait_graph
+
+        write_gait_graph(self.gait_prior, Path(out_dir) / GAIT_FILE)
+        return {GAIT_FILE: "the gait prior: (gait_state, command, IMU) -> joint targets, next gait_state (ONNX)"}
+
+    def bundle_readme_section(self) -> str:
+        """Markdown for the bundle's README: how the robot composes its joint targets."""
+        from linkage_lab.deploy.residual_gait import GAIT_DOC
+
+        return GAIT_DOC
+
+
+@configclass
+class ResidualGaitActionCfg(GuardedJointPositionActionCfg):
+    """:class:`ResidualGaitAction`: the policy's action is a correction to a scripted gait's targets."""
+
+    class_type: type = ResidualGaitAction
+
+    use_default_offset: bool = False
+    """Always False: the gait, not the default pose, is the action's origin."""
+    gait_factory: Callable[[float, list[str]], CommandedBipedGait] = MISSING
+    """``factory(control_period_s, joint_names)`` building the gait prior for the term's joints."""
+    command_name: str = "base_velocity"
+    """The velocity command that drives the gait: ``(v_x, v_y, ω_z)`` (m/s, m/s, rad/s)."""
+    observation_term: str = "gait"
+    """Name of the policy observation term that carries :func:`gait_state` (documentation in the export)."""
+
+
+def gait_state(env: ManagerBasedRLEnv, action_name: str = "joint_pos") -> torch.Tensor:
+    """The gait prior's state as the policy sees it: ``(sin φ, cos φ, s, a)``, ``(num_envs, 4)``.
+
+    φ is the phase (rad) the next action is composed at, ``s`` the stride and ``a`` the stepping scale.
+    """
+    term = env.action_manager.get_term(action_name)
+    return gait_observation(term.gait_state)
+
+
+class GaitPriorPolicy:
+    """The gait prior alone as a policy (zero corrections): ``linkage-lab eval --policy scripted`` on a
+    residual task, the baseline a trained residual policy is measured against.
+
+    Args:
+        env: The (wrapped or bare) env of a residual task.
+    """
+
+    description = {"type": "gait_prior", "actions": "zero: the task's own gait prior alone"}
+
+    def __init__(self, env: Any):
+        unwrapped = env.unwrapped
+        self._zeros = torch.zeros(
+            unwrapped.num_envs, unwrapped.action_manager.total_action_dim, device=unwrapped.device
+        )
+
+    def __call__(self, obs: torch.Tensor) -> torch.Tensor:
+        """Zero actions, whatever the observation."""
+        return self._zeros.clone()
+
+    def reset(self, dones: torch.Tensor) -> None:
+        """Nothing to forget: the gait's clock lives in the action term and resets with its env."""
