@@ -50,6 +50,8 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
 
     def __post_init__(self):
         super().__post_init__()
+        # Sized for a 2-core CPU, as the Limit's recipe; a GPU trains with env.scene.num_envs=4096.
+        self.scene.num_envs = 256
         self.episode_length_s = 20.0
         self.actions.joint_pos = ResidualGaitActionCfg(
             asset_name="robot",

@@ -1,0 +1,78 @@
+"""The residual Marvin task's registration and recipe, and that the plain task is left as it was."""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import pytest
+
+pytestmark = pytest.mark.unit
+
+TASK = "LinkageLab-Velocity-Flat-Marvin-Residual"
+
+
+def test_registered_next_to_the_plain_task():
+    import linkage_lab.tasks  # noqa: F401  (registration)
+
+    kwargs = gym.spec(TASK).kwargs
+    assert kwargs["env_cfg_entry_point"].endswith("residual_env_cfg:MarvinResidualFlatEnvCfg")
+    assert kwargs["rsl_rl_cfg_entry_point"].endswith("residual_agents:MarvinResidualPPORunnerCfg")
+    assert "LinkageLab-Velocity-Flat-Marvin" in gym.registry
+
+
+def test_residual_recipe():
+    from linkage_lab.tasks.velocity import faults
+    from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import MarvinResidualFlatEnvCfg
+    from linkage_lab.tasks.velocity.flat_env_cfg import ACTION_CLIP
+    from linkage_lab.tasks.velocity.residual import ResidualGaitAction, ResidualGaitActionCfg, gait_state
+
+    cfg = MarvinResidualFlatEnvCfg()
+    action = cfg.actions.joint_pos
+    assert isinstance(action, ResidualGaitActionCfg) and isinstance(action, faults.GuardedJointPositionActionCfg)
+    assert action.class_type is ResidualGaitAction
+    assert (action.scale, action.action_clip, action.use_default_offset) == (0.15, ACTION_CLIP, False)
+    policy_terms = [name for name, term in vars(cfg.observations.policy).items() if hasattr(term, "func")]
+    assert policy_terms[-1] == "gait" and cfg.observations.policy.gait.func is gait_state
+    assert [m.func for m in cfg.observations.policy.gait.modifiers] == [faults.finite_or_zero]
+    rewards = cfg.rewards
+    assert rewards.action_l2.weight < 0.0
+    assert rewards.joint_deviation_hip is None and rewards.joint_deviation_arms is None
+    # Hand values of the sprint gait: swing (π − 2 asin 0.166) / (2π · 0.88 Hz); crouch 0.572 + 0.06 m.
+    assert rewards.feet_air_time.params["threshold"] == pytest.approx(0.5079, abs=1e-4)
+    assert rewards.feet_air_time.params["threshold"] == pytest.approx(
+        (math.pi - 2 * math.asin(0.166)) / (2 * math.pi * 0.88)
+    )
+    assert rewards.base_height_l2.params["target_height"] == pytest.approx(0.632)
+    assert (cfg.episode_length_s, cfg.scene.num_envs) == (20.0, 256)
+    assert cfg.commands.base_velocity.rel_standing_envs == 0.1
+
+
+def test_plain_marvin_task_and_runner_are_unchanged():
+    from linkage_lab.tasks.velocity import faults
+    from linkage_lab.tasks.velocity.config.marvin.agents import MarvinFlatPPORunnerCfg
+    from linkage_lab.tasks.velocity.config.marvin.env_cfg import MarvinFlatEnvCfg
+    from linkage_lab.tasks.velocity.config.marvin.residual_agents import MarvinResidualPPORunnerCfg
+    from linkage_lab.tasks.velocity.residual import ResidualGaitActionCfg
+
+    residual = MarvinResidualPPORunnerCfg()
+    assert (residual.experiment_name, residual.actor.distribution_cfg.init_std) == ("marvin_residual", 0.4)
+    # Building the residual runner config first must not change the shared actor default.
+    plain = MarvinFlatPPORunnerCfg()
+    assert (plain.experiment_name, plain.actor.distribution_cfg.init_std) == ("marvin_flat", 1.0)
+    cfg = MarvinFlatEnvCfg()
+    assert type(cfg.actions.joint_pos) is faults.GuardedJointPositionActionCfg
+    assert not isinstance(cfg.actions.joint_pos, ResidualGaitActionCfg)
+    assert getattr(cfg.observations.policy, "gait", None) is None
+
+
+def test_marvin_prior_is_the_sprint_gait_without_its_lane_loop():
+    from linkage_lab.gait.biped import MARVIN_SPRINT_GAIT
+    from linkage_lab.robots.marvin import JOINT_NAMES
+    from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import marvin_gait_prior
+
+    prior = marvin_gait_prior(0.02, list(JOINT_NAMES))
+    assert prior.joint_names == JOINT_NAMES
+    assert prior.gait.cfg.heading_gain == 0.0
+    for name, value in MARVIN_SPRINT_GAIT.items():
+        assert getattr(prior.gait.cfg, name) == value, name
