@@ -26,20 +26,22 @@ class NoPretrainedPolicy(LookupError):
     """No policy is shipped for the task."""
 
 
-def shipped_tasks(root: Path = PRETRAINED_DIR) -> list[str]:
+def shipped_tasks(root: Path | None = None) -> list[str]:
     """Task ids that have a shipped policy, sorted."""
+    root = Path(root or PRETRAINED_DIR)
     if not root.is_dir():
         return []
     return sorted(p.name for p in root.iterdir() if (p / MODEL_FILE).is_file())
 
 
-def pretrained_dir(task: str, root: Path = PRETRAINED_DIR) -> Path:
+def pretrained_dir(task: str, root: Path | None = None) -> Path:
     """The shipped policy folder of ``task``.
 
     Raises:
         NoPretrainedPolicy: Nothing is shipped for ``task`` (the message lists what is).
     """
-    folder = Path(root) / task
+    root = Path(root or PRETRAINED_DIR)
+    folder = root / task
     if not (folder / MODEL_FILE).is_file():
         shipped = shipped_tasks(root)
         raise NoPretrainedPolicy(
@@ -48,18 +50,18 @@ def pretrained_dir(task: str, root: Path = PRETRAINED_DIR) -> Path:
     return folder
 
 
-def pretrained_checkpoint(task: str, root: Path = PRETRAINED_DIR) -> Path:
+def pretrained_checkpoint(task: str, root: Path | None = None) -> Path:
     """The shipped ``model.pt`` of ``task`` (see :func:`pretrained_dir`)."""
     return pretrained_dir(task, root) / MODEL_FILE
 
 
-def train_info(task: str, root: Path = PRETRAINED_DIR) -> dict[str, Any]:
+def train_info(task: str, root: Path | None = None) -> dict[str, Any]:
     """The shipped policy's ``train.json`` (empty when missing)."""
     path = pretrained_dir(task, root) / TRAIN_INFO_FILE
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
-def ship(task: str, checkpoint: Path, info: dict[str, Any], root: Path = PRETRAINED_DIR) -> Path:
+def ship(task: str, checkpoint: Path, info: dict[str, Any], root: Path | None = None) -> Path:
     """Copy ``checkpoint`` into ``policies/<task>/model.pt`` with its ``train.json``; returns the folder.
 
     The copy is written beside the target and renamed into place, so a shipped model is never half
@@ -67,7 +69,7 @@ def ship(task: str, checkpoint: Path, info: dict[str, Any], root: Path = PRETRAI
     """
     from linkage_lab.io import write_bytes_atomic, write_json_atomic
 
-    folder = Path(root) / task
+    folder = Path(root or PRETRAINED_DIR) / task
     folder.mkdir(parents=True, exist_ok=True)
     write_bytes_atomic(folder / MODEL_FILE, Path(checkpoint).read_bytes())
     write_json_atomic(folder / TRAIN_INFO_FILE, info)

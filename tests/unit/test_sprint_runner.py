@@ -50,3 +50,33 @@ def test_finish_wins_over_a_fall_in_the_same_step():
 def test_no_term_leaves_the_pose_alone():
     last = torch.tensor([[1.0, 0.2, 0.6]], dtype=torch.float64)
     assert torch.equal(stopped_pose(last, ["time_out"], START[0, :2], RULES), last)
+
+
+def test_race_task_follows_the_policy(tmp_path, monkeypatch):
+    """Scripted and ONNX race on the plain sprint; pretrained on the sprint whose velocity task ships a policy;
+    a checkpoint on the sprint of the task its run records; nothing shipped is a clear error."""
+    import json
+
+    from linkage_lab import pretrained
+    from linkage_lab.evaluation.policies import PolicyLoadError
+    from linkage_lab.sprint.runner import SPRINT_TASKS, TASK, policy_task_of, race_task
+
+    monkeypatch.setattr(pretrained, "PRETRAINED_DIR", tmp_path / "policies")
+    assert race_task("scripted") == TASK
+    assert race_task(str(tmp_path / "policy.onnx")) == TASK
+    with pytest.raises(PolicyLoadError, match="no pretrained policy for the sprint"):
+        race_task("pretrained")
+    residual_sprint = SPRINT_TASKS[0]
+    velocity = policy_task_of(residual_sprint)
+    assert velocity != policy_task_of(TASK)
+    (tmp_path / "policies" / policy_task_of(TASK)).mkdir(parents=True)
+    (tmp_path / "policies" / policy_task_of(TASK) / "model.pt").write_bytes(b"x")
+    assert race_task("pretrained") == TASK
+    (tmp_path / "policies" / velocity).mkdir(parents=True)
+    (tmp_path / "policies" / velocity / "model.pt").write_bytes(b"x")
+    assert race_task("pretrained") == residual_sprint
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "model_5.pt").write_bytes(b"x")
+    (run / "run.json").write_text(json.dumps({"task": velocity}))
+    assert race_task(str(run / "model_5.pt")) == residual_sprint

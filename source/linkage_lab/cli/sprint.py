@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--policy",
         default="scripted",
-        help="scripted (default), a checkpoint .pt or 'latest', or an .onnx file",
+        help="scripted (default), a checkpoint .pt, 'latest', 'pretrained' (the shipped policy) or an .onnx file",
     )
     parser.add_argument("--ankle", choices=("box", "diamond"), default="box", help="ankle torque limits (default box)")
     parser.add_argument(
@@ -98,18 +98,19 @@ def _check_policy(args: argparse.Namespace) -> None:
     from linkage_lab.evaluation.policies import read_checkpoint, resolve_checkpoint
     from linkage_lab.evaluation.policy_check import check_checkpoint_sizes, check_onnx_file, task_sizes
     from linkage_lab.runtime import resolve_configs
-    from linkage_lab.sprint.runner import TASK
+    from linkage_lab.sprint.runner import policy_task_of, race_task
 
     if args.policy == "scripted":
         return
-    env_cfg, agent_cfg = resolve_configs(TASK, [f"presets={args.ankle}"], args.device)
+    task = race_task(args.policy)
+    env_cfg, agent_cfg = resolve_configs(task, [f"presets={args.ankle}"], args.device)
     sizes = task_sizes(env_cfg, agent_cfg)
     if args.policy.endswith(".onnx"):
         check_onnx_file(Path(args.policy), sizes)
         return
-    checkpoint = resolve_checkpoint(args.policy, TASK, agent_cfg.experiment_name)
+    checkpoint = resolve_checkpoint(args.policy, policy_task_of(task), agent_cfg.experiment_name)
     # Sprint policies are trained on another task (the velocity task), so only the sizes are checked.
-    check_checkpoint_sizes(checkpoint, read_checkpoint(checkpoint, None), sizes, TASK)
+    check_checkpoint_sizes(checkpoint, read_checkpoint(checkpoint, None), sizes, task)
 
 
 def _print_summary(record: Any, ankle: str, files: dict[str, Path]) -> None:

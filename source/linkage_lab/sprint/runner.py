@@ -1,4 +1,8 @@
-"""Run one race of ``LinkageLab-Sprint-Marvin`` with any policy and referee it.
+"""Run one race of Marvin's sprint with any policy and referee it.
+
+The race runs on the sprint task built on the velocity task the policy was trained on (its
+``policy_task``): the scripted gait, ONNX files of the plain task and its checkpoints on
+``LinkageLab-Sprint-Marvin``; residual-gait policies on ``LinkageLab-Sprint-Marvin-Residual``.
 
 The referee is :class:`~linkage_lab.gait.sprint.SprintTracker` (the rules of gait.md §4); the
 env's own terminations (fall, lane, finish) only stop the physics. The ankle torques the policy
@@ -18,6 +22,8 @@ import torch
 from linkage_lab.io import save_figure_atomic, write_json_atomic
 
 TASK = "LinkageLab-Sprint-Marvin"
+#: The sprint tasks, preferred first for ``--policy pretrained`` (the first whose policy task ships one).
+SPRINT_TASKS = ("LinkageLab-Sprint-Marvin-Residual", TASK)
 #: The command name in the output folder's manifest (:mod:`linkage_lab.outputs`).
 SPRINT_COMMAND = "sprint"
 
@@ -51,9 +57,54 @@ def _build_policy(spec: str, env: Any, agent_cfg: Any, gait_overrides: dict[str,
         action_dim = env.unwrapped.action_manager.total_action_dim
         policy = load_onnx_policy(Path(spec), obs_dim, action_dim)
         return policy, {"policy": "onnx", "path": str(Path(spec).resolve())}
-    path = resolve_checkpoint(spec, TASK, agent_cfg.experiment_name)
+    path = resolve_checkpoint(spec, policy_task_of(race_task(spec)), agent_cfg.experiment_name)
     policy = load_checkpoint_policy(path, env, agent_cfg, task=None)
     return policy, {"policy": "checkpoint", "path": str(path), "actor_groups": actor_groups(agent_cfg)}
+
+
+def policy_task_of(sprint_task: str) -> str:
+    """The velocity task whose policies race on ``sprint_task`` (its registration's ``policy_task``)."""
+    import gymnasium as gym
+
+    import linkage_lab.tasks  # noqa: F401  (registers the tasks)
+
+    return gym.spec(sprint_task).kwargs.get("policy_task", sprint_task)
+
+
+def race_task(policy_spec: str) -> str:
+    """The sprint task a policy races on: the one built on the velocity task it was trained on.
+
+    ``scripted``, ONNX files and ``latest`` race on :data:`TASK`; ``pretrained`` on the first of
+    :data:`SPRINT_TASKS` whose velocity task ships a policy; a checkpoint file on the sprint of the task its
+    run (``run.json``) or shipped folder (``train.json``) names, else :data:`TASK`.
+
+    Raises:
+        PolicyLoadError: ``pretrained`` while no sprint's velocity task ships a policy.
+    """
+    import json
+
+    from linkage_lab.evaluation.policies import PolicyLoadError
+    from linkage_lab.pretrained import PRETRAINED, shipped_tasks
+
+    if policy_spec == PRETRAINED:
+        shipped = shipped_tasks()
+        for task in SPRINT_TASKS:
+            if policy_task_of(task) in shipped:
+                return task
+        wanted = ", ".join(policy_task_of(t) for t in SPRINT_TASKS)
+        raise PolicyLoadError(f"no pretrained policy for the sprint: none is shipped for {wanted}")
+    path = Path(policy_spec)
+    if policy_spec == "scripted" or path.suffix == ".onnx" or not path.is_file():
+        return TASK
+    for record in (path.parent / "run.json", path.parent / "train.json"):
+        try:
+            trained = json.loads(record.read_text()).get("task")
+        except (OSError, ValueError, AttributeError):
+            continue
+        for task in SPRINT_TASKS:
+            if trained == policy_task_of(task):
+                return task
+    return TASK
 
 
 def run_race(
@@ -78,7 +129,8 @@ def run_race(
     from linkage_lab.tasks.sprint.config.marvin.env_cfg import marvin_sprint_rules
 
     rules = marvin_sprint_rules()
-    with make_env(TASK, num_envs=1, device=device, overrides=[f"presets={ankle}"]) as (env, agent_cfg):
+    task = race_task(policy_spec)
+    with make_env(task, num_envs=1, device=device, overrides=[f"presets={ankle}"]) as (env, agent_cfg):
         unwrapped = env.unwrapped
         policy, info = _build_policy(policy_spec, env, agent_cfg, gait_overrides)
         groups = actor_groups(agent_cfg) if info["policy"] == "checkpoint" else ["policy"]
@@ -123,7 +175,7 @@ def run_race(
         metrics = tracker.metrics(0)
         decimation = int(unwrapped.cfg.decimation)
     metrics["ankle_replay"] = {"sampling": SAMPLING, "physics_steps_per_control_step": decimation, **replay.summary()}
-    info.update(ankle=ankle, task=TASK, fall_height_m=rules.fall_height_m, control_period_s=unwrapped.step_dt)
+    info.update(ankle=ankle, task=task, fall_height_m=rules.fall_height_m, control_period_s=unwrapped.step_dt)
     return RaceRecord(metrics, path, info)
 
 

@@ -1,4 +1,7 @@
-"""Marvin's sprint: ``LinkageLab-Sprint-Marvin``."""
+"""Marvin's sprints: ``LinkageLab-Sprint-Marvin`` and ``LinkageLab-Sprint-Marvin-Residual``.
+
+``policy_task`` names the velocity task whose policies race here (same observations and actions).
+"""
 
 from __future__ import annotations
 
@@ -12,5 +15,20 @@ gym.register(
         "env_cfg_entry_point": f"{__name__}.env_cfg:MarvinSprintEnvCfg",
         "rsl_rl_cfg_entry_point": "linkage_lab.tasks.velocity.config.marvin.agents:MarvinFlatPPORunnerCfg",
         "default_agent": "rsl_rl",
+        "policy_task": "LinkageLab-Velocity-Flat-Marvin",
+    },
+)
+
+gym.register(
+    id="LinkageLab-Sprint-Marvin-Residual",
+    entry_point="isaaclab.envs:ManagerBasedRLEnv",
+    disable_env_checker=True,
+    kwargs={
+        "env_cfg_entry_point": f"{__name__}.env_cfg:MarvinResidualSprintEnvCfg",
+        "rsl_rl_cfg_entry_point": (
+            "linkage_lab.tasks.velocity.config.marvin.residual_agents:MarvinResidualPPORunnerCfg"
+        ),
+        "default_agent": "rsl_rl",
+        "policy_task": "LinkageLab-Velocity-Flat-Marvin-Residual",
     },
 )
