@@ -83,3 +83,11 @@ def test_demo_walk_check_needs_the_commanded_speed_and_no_fall():
     assert not walks(report, 0.3, 0.02)
     assert not walks({**report, "falls": 1}, 0.3, 0.05)
     assert not walks({"falls": 0, "tracking": None}, 0.0, 0.05)
+
+
+def test_ship_command_keeps_its_name_and_reports_a_missing_checkpoint_in_one_line(capsys):
+    from linkage_lab.cli.main import main
+
+    assert main(["ship", "--task", "LinkageLab-Velocity-Flat-Limit", "--checkpoint", "/nonexistent/model_1.pt"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("linkage-lab ship: error:") and "does not exist" in err[0]

@@ -24,6 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--num-envs", type=int, default=8, help="parallel envs per evaluation (default 8)")
     parser.add_argument(
         "--command",
+        dest="commands",  # not "command": that is the sub-command's name
         action="append",
         default=None,
         metavar="VX[,WZ]",
@@ -43,7 +44,7 @@ def _ship(args: argparse.Namespace, overrides: list[str]) -> int:
     from linkage_lab.runtime import resolve_configs
 
     try:
-        cases = [parse_case(c) for c in args.command] if args.command else list(DEFAULT_CASES)
+        cases = [parse_case(c) for c in args.commands] if args.commands else list(DEFAULT_CASES)
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     _, agent_cfg = resolve_configs(args.task, overrides, args.device)
