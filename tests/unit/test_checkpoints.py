@@ -224,6 +224,8 @@ def test_ctrl_c_saves_the_last_finished_iteration(tmp_path):
     run_dir = tmp_path / "run"
     # Iterations take STEPS env steps each: step 2 * STEPS + 2 is inside iteration 2's rollout.
     runner = make_runner(run_dir, ToyEnv(interrupt_at_step=2 * STEPS + 2))
+    # What the process had before (the default handler, or SIG_IGN under nohup and some CI runners).
+    handler_before = signal.getsignal(signal.SIGINT)
     outcome = run_learning(runner, run_dir, 100)
     assert outcome.interrupted and (outcome.first_iteration, outcome.last_iteration) == (0, 1)
     assert outcome.checkpoint == run_dir / "model_1.pt"
@@ -232,7 +234,7 @@ def test_ctrl_c_saves_the_last_finished_iteration(tmp_path):
     assert saved["iter"] == 1
     assert adam_steps(saved) == 2 * EPOCHS * MINI_BATCHES  # two finished updates, no more, no less
     assert_same_tensors(saved["actor_state_dict"], runner.alg.save()["actor_state_dict"])
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is handler_before
 
 
 def test_ctrl_c_during_the_update_waits_for_it(tmp_path):

@@ -21,16 +21,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "command with video -> export -> the shipped Marvin policy (configs/experiments/demo.yaml)"
         ),
     )
-    parser.add_argument("--preset", default="demo", help="experiment preset under configs/experiments (default: demo)")
+    parser.add_argument(
+        "--preset",
+        default="demo",
+        help="experiment preset: a name under configs/experiments or a YAML file (default: demo)",
+    )
     parser.add_argument("--no-video", action="store_true", help="skip the rollout videos")
     parser.set_defaults(func=_demo)
 
 
 def load_preset(name: str) -> dict:
-    """An experiment preset from ``configs/experiments/<name>.yaml``."""
+    """An experiment preset: ``configs/experiments/<name>.yaml``, or a YAML file given by its path."""
     from linkage_lab.cli.main import CliError
 
-    path = CONFIG_DIR / "experiments" / f"{name}.yaml"
+    path = Path(name) if name.endswith((".yaml", ".yml")) else CONFIG_DIR / "experiments" / f"{name}.yaml"
     if not path.is_file():
         known = sorted(p.stem for p in path.parent.glob("*.yaml"))
         raise CliError(f"unknown experiment preset {name!r}; known: {', '.join(known)}")
@@ -53,7 +57,7 @@ def _demo(args: argparse.Namespace) -> int:
     evaluation = preset.get("eval", {})
     sprint = preset.get("sprint")
     shipped = preset.get("shipped", [])
-    out = REPO_ROOT / "outputs" / "demo"
+    out = REPO_ROOT / preset.get("out_dir", "outputs/demo")
     steps = 4 + bool(sprint) + bool(shipped)
     step = iter(range(1, steps + 1))
     start = time.perf_counter()
@@ -130,6 +134,7 @@ def _evaluate(
             checkpoint=checkpoint,
             episodes=int(evaluation.get("episodes", 8)),
             num_envs=int(evaluation.get("num_envs", 8)),
+            max_steps=evaluation.get("max_steps"),
             overrides=(*overrides, *CommandCase(command_mps).overrides()),
             out_dir=folder,
             force=True,
