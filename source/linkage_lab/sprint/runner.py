@@ -57,8 +57,12 @@ def _build_policy(spec: str, env: Any, agent_cfg: Any, gait_overrides: dict[str,
         action_dim = env.unwrapped.action_manager.total_action_dim
         policy = load_onnx_policy(Path(spec), obs_dim, action_dim)
         return policy, {"policy": "onnx", "path": str(Path(spec).resolve())}
+    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
+
     path = resolve_checkpoint(spec, policy_task_of(race_task(spec)), agent_cfg.experiment_name)
-    policy = load_checkpoint_policy(path, env, agent_cfg, task=None)
+    # rsl-rl's runner reads the env through its wrapper; the race itself steps the bare env.
+    wrapped = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
+    policy = load_checkpoint_policy(path, wrapped, agent_cfg, task=None)
     return policy, {"policy": "checkpoint", "path": str(path), "actor_groups": actor_groups(agent_cfg)}
 
 
