@@ -2,261 +2,28 @@
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from linkage_lab.config import load_robot_config
-from linkage_lab.gait.leg_ik import LegConvention, LegReachError, leg_convention_from_config, leg_ik
+# The configuration lives in biped_cfg; its public names are re-exported here, where users import them.
+from linkage_lab.gait.biped_cfg import (  # noqa: F401
+    MARVIN_SPRINT_GAIT,
+    BipedGaitCfg,
+    NaoReference,
+    check_gait_overrides,
+    gait_parameter_names,
+    marvin_gait_cfg,
+    marvin_joint_limits,
+    marvin_sprint_gait_cfg,
+)
+from linkage_lab.gait.leg_ik import LegReachError, leg_ik
 from linkage_lab.gait.phase import BIPED_PHASE_OFFSETS, as_tensor, gait_phase, leg_phases, stepping_time
 from linkage_lab.gait.trajectory import foot_trajectory, lift_fraction, step_ramp
 
 #: Leg order of the biped: index 0 runs on φ, index 1 on φ + π (``BIPED_PHASE_OFFSETS``).
 BIPED_SIDES = tuple(BIPED_PHASE_OFFSETS)
-
-
-@dataclass(frozen=True)
-class NaoReference:
-    """The gait lesson's values for a 0.58 m NAO (gait.md §3), the starting point for scaling.
-
-    Attributes:
-        leg_length_m: Hip-to-ankle length, thigh 0.100 + tibia 0.1029 (m).
-        hip_height_m: Walking hip height above the ankle ``z`` (m).
-        step_length_m: Step length ``S`` (m).
-        step_height_m: Step height ``H`` (m).
-        frequency_hz: Gait frequency ``f`` (cycles/s).
-        double_support_margin: ``c`` (unitless).
-        pitch_gain: ``K_θ`` (rad of ankle per rad of torso pitch).
-        pitch_rate_gain_s: ``K_θ̇`` (rad of ankle per rad/s of torso pitch rate, i.e. s).
-        roll_gain: ``K_ϕ`` (rad of ankle per rad of torso roll).
-    """
-
-    leg_length_m: float = 0.2029
-    hip_height_m: float = 0.17
-    step_length_m: float = 0.10
-    step_height_m: float = 0.038
-    frequency_hz: float = 2.2
-    double_support_margin: float = 0.27
-    pitch_gain: float = 0.05
-    pitch_rate_gain_s: float = 0.08
-    roll_gain: float = 0.38
-
-
-@dataclass
-class BipedGaitCfg:
-    """Parameters of the biped gait. Build Marvin's with :func:`marvin_gait_cfg`.
-
-    Sign conventions are those of Marvin's joints (robots.md §2.1). The sensor-side signs are
-    REP-103: torso roll + = leaning right, pitch + = leaning forward, yaw + = heading left.
-    """
-
-    thigh_length_m: float
-    """Thigh, hip pitch → knee (m)."""
-    shin_length_m: float
-    """Shin, knee → ankle (m)."""
-    leg_convention: LegConvention
-    """Joint axis signs and knee direction of the sagittal leg joints."""
-    hip_height_m: float
-    """Hip height above the ankle while walking, ``z`` (m); below the leg length (bent knees)."""
-    step_length_m: float
-    """Step length ``S`` (m); ideal speed ``2 S f``."""
-    step_height_m: float
-    """Step height ``H`` (m)."""
-    frequency_hz: float
-    """Gait frequency ``f`` (cycles/s)."""
-    double_support_margin: float = 0.27
-    """``c ∈ [0, 1)``: the foot lifts only while ``sin ψ > c`` (unitless)."""
-    neutral_foot_x_m: float = 0.0
-    """Forward offset of the foot's mid-stride point from the hip (m)."""
-    torso_lean_rad: float = 0.0
-    """Forward lean of the torso (rad, + = leaning forward): added to both hip pitches with the legs
-    unchanged, it moves the torso's centre of mass forward without moving the feet."""
-    step_ramp_time_s: float = 3.0
-    """Step length and arm swing rise from 0 to full over this time after the start (s)."""
-    sway_amplitude_rad: float = 0.07
-    """Lateral sway ``A``: hip roll ``θ_hr = −A sin(φ + δ)`` (rad). Initial guess, not from the lesson."""
-    sway_phase_lead_rad: float = 0.5
-    """Sway phase lead ``δ`` (rad). Initial guess, not from the lesson."""
-    sway_ramp_time_s: float = 1.0
-    """The sway amplitude rises from 0 to ``A`` over this time after the start (s)."""
-    pitch_gain: float = 0.05
-    """``K_θ``: ankle pitch correction per torso pitch (rad/rad); acts toes-down when leaning forward."""
-    pitch_rate_gain_s: float = 0.08
-    """``K_θ̇``: ankle pitch correction per torso pitch rate (rad per rad/s = s)."""
-    roll_gain: float = 0.38
-    """``K_ϕ``: ankle roll correction ``Δankle_roll = −K_ϕ ϕ`` (rad/rad)."""
-    hip_pitch_gain: float = 0.0
-    """Stance-hip torso pitch feedback ``Δhip_pitch = K_hθ θ w`` (rad/rad), ``w = ½(1 − sin ψ)`` the
-    leg's stance weight: the stance hip turns the pelvis back upright (0 = gait.md's ankle-only loop)."""
-    stance_compensation_rad: dict[str, float] | None = None
-    """Feed-forward sag compensation of the stance leg by leg joint (``hip_roll``, ``hip_pitch``, ``knee``,
-    ``ankle_pitch``, ``ankle_roll``; left-leg signs, roll mirrored for the right), in rad, each times
-    the other foot's lift fraction ``max(0, sin ψ_other − c) / (1 − c)``: only in single support.
-    There the stance joints carry the whole robot and their PD sags by ``τ / K_p``; the pelvis drops
-    toward the swing side and the swing foot drags. The offsets pre-load that sag;
-    :func:`~linkage_lab.gait.compensation.stance_sag_compensation` gives its static value."""
-    foot_placement_velocity_gain_s: float = 0.0
-    """Sagittal foot placement: each swing foot lands ``K_v (v − 2 S f)`` further forward (m per m/s = s),
-    ``v`` the torso's forward speed (heading frame); a robot running ahead of its stride catches itself
-    with a longer step (Raibert). The offset follows ``½(1 − cos ψ)``: 0 at lift-off, full at touch-down,
-    and it is walked back off during stance."""
-    foot_placement_pitch_gain_m: float = 0.0
-    """Sagittal foot placement per torso pitch (m/rad), added to the velocity term."""
-    lateral_placement_velocity_gain_s: float = 0.0
-    """Lateral foot placement ``K_vy v_y`` (m per m/s = s), ``v_y`` the torso's sideways speed (+ left)."""
-    foot_placement_limit_m: float = 0.12
-    """Saturation of each foot placement offset (m)."""
-    hip_roll_gain: float = 0.0
-    """Stance-hip torso roll feedback ``Δhip_roll = K_hϕ ϕ w`` (rad/rad), as ``hip_pitch_gain``."""
-    lane_gain_rad_per_m: float = 0.5
-    """``K_y``: heading reference per metre of lateral error, ``ψ_ref = sat(−K_y (y − y_lane))`` (rad/m)."""
-    heading_ref_limit_rad: float = 0.3
-    """Saturation of ``ψ_ref`` (rad)."""
-    heading_gain: float = 0.3
-    """``K_ψ``: turn per heading error, ``u = sat(K_ψ (ψ_ref − ψ))`` (rad/rad)."""
-    turn_limit_rad: float = 0.15
-    """Saturation of the per-step hip-yaw turn ``u`` (rad)."""
-    arm_swing_amplitude_rad: float = 0.25
-    """Shoulder pitch swing at full stride, in phase with the same-side foot's backward motion (rad)."""
-    shoulder_pitch_offset_rad: float = 0.0
-    """Mean shoulder pitch (rad; − = arm forward)."""
-    elbow_rad: float = 0.3
-    """Constant elbow bend (rad)."""
-    joint_limits_rad: dict[str, tuple[float, float]] | None = None
-    """Per-joint ``(lower, upper)`` clamp of the targets (rad), by full joint name; None: no clamp."""
-
-    def __post_init__(self) -> None:
-        """Reject parameters outside their meaning (a negative step length, a margin ≥ 1, a NaN).
-
-        Raises:
-            ValueError: Naming the parameter, its value and its valid range.
-        """
-        for name, kind in _GAIT_RANGES.items():
-            value = getattr(self, name)
-            if not _is_real(value) or not math.isfinite(value):
-                raise ValueError(f"gait parameter {name} must be a finite number, got {value!r}")
-            low_open, low, high, high_open = kind
-            if (low is not None and (value <= low if low_open else value < low)) or (
-                high is not None and (value >= high if high_open else value > high)
-            ):
-                raise ValueError(f"gait parameter {name} = {value!r} is outside {_range_text(kind)}")
-        for name, value in (self.stance_compensation_rad or {}).items():
-            if not _is_real(value) or not math.isfinite(value):
-                raise ValueError(f"gait parameter stance_compensation_rad[{name!r}] must be a finite number (rad)")
-
-
-#: Valid range of each numeric :class:`BipedGaitCfg` field: ``(low open, low, high, high open)``;
-#: ``None`` is unbounded. Gains may have either sign (the sprint gait's roll gain is negative).
-_POSITIVE = (True, 0.0, None, False)
-_NON_NEGATIVE = (False, 0.0, None, False)
-_ANY = (False, None, None, False)
-_GAIT_RANGES: dict[str, tuple[bool, float | None, float | None, bool]] = {
-    "thigh_length_m": _POSITIVE,
-    "shin_length_m": _POSITIVE,
-    "hip_height_m": _POSITIVE,
-    "step_length_m": _NON_NEGATIVE,
-    "step_height_m": _NON_NEGATIVE,
-    "frequency_hz": _POSITIVE,
-    "double_support_margin": (False, 0.0, 1.0, True),
-    "neutral_foot_x_m": _ANY,
-    "torso_lean_rad": _ANY,
-    "step_ramp_time_s": _NON_NEGATIVE,
-    "sway_amplitude_rad": _NON_NEGATIVE,
-    "sway_phase_lead_rad": _ANY,
-    "sway_ramp_time_s": _NON_NEGATIVE,
-    "pitch_gain": _ANY,
-    "pitch_rate_gain_s": _ANY,
-    "roll_gain": _ANY,
-    "hip_pitch_gain": _ANY,
-    "foot_placement_velocity_gain_s": _ANY,
-    "foot_placement_pitch_gain_m": _ANY,
-    "lateral_placement_velocity_gain_s": _ANY,
-    "foot_placement_limit_m": _NON_NEGATIVE,
-    "hip_roll_gain": _ANY,
-    "lane_gain_rad_per_m": _ANY,
-    "heading_ref_limit_rad": _NON_NEGATIVE,
-    "heading_gain": _ANY,
-    "turn_limit_rad": _NON_NEGATIVE,
-    "arm_swing_amplitude_rad": _NON_NEGATIVE,
-    "shoulder_pitch_offset_rad": _ANY,
-    "elbow_rad": _ANY,
-}
-
-
-def _is_real(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _range_text(kind: tuple[bool, float | None, float | None, bool]) -> str:
-    low_open, low, high, high_open = kind
-    left = "(-inf" if low is None else f"{'(' if low_open else '['}{low:g}"
-    right = "inf)" if high is None else f"{high:g}{')' if high_open else ']'}"
-    return f"{left}, {right}"
-
-
-def gait_parameter_names() -> list[str]:
-    """The :class:`BipedGaitCfg` fields a user may override (``sprint --gait``), sorted."""
-    return sorted(f.name for f in fields(BipedGaitCfg) if f.name != "leg_convention")
-
-
-def check_gait_overrides(overrides: dict[str, Any]) -> None:
-    """Raise ``ValueError`` naming the unknown keys of ``overrides`` and listing the valid ones."""
-    unknown = sorted(set(overrides) - set(gait_parameter_names()))
-    if unknown:
-        raise ValueError(
-            f"unknown gait parameter(s) {', '.join(map(repr, unknown))}; valid: {', '.join(gait_parameter_names())}"
-        )
-
-
-def marvin_gait_cfg(reference: NaoReference | None = None, **overrides: Any) -> BipedGaitCfg:
-    """Marvin's gait parameters: the NAO lesson scaled to Marvin's legs (gait.md §3).
-
-    Lengths scale with the leg-length ratio ``k = (T + L)_Marvin / leg_NAO`` (0.64 / 0.2029 ≈ 3.15),
-    frequencies with ``√(g / leg)``, i.e. by ``1/√k``, and times (``K_θ̇``) by ``√k``. Geometry,
-    joint signs and joint ranges come from ``configs/robots/marvin.yaml``.
-
-    Args:
-        reference: The values to scale; None: :class:`NaoReference` defaults.
-        **overrides: Any :class:`BipedGaitCfg` field, applied after scaling.
-
-    Raises:
-        ValueError: An unknown field, or a value outside its range (:meth:`BipedGaitCfg.__post_init__`).
-    """
-    reference = reference or NaoReference()
-    config = load_robot_config("marvin")
-    thigh = config["geometry"]["thigh_length_m"]
-    shin = config["geometry"]["shin_length_m"]
-    scale = (thigh + shin) / reference.leg_length_m
-    cfg = BipedGaitCfg(
-        thigh_length_m=thigh,
-        shin_length_m=shin,
-        leg_convention=leg_convention_from_config(config),
-        hip_height_m=reference.hip_height_m * scale,
-        step_length_m=reference.step_length_m * scale,
-        step_height_m=reference.step_height_m * scale,
-        frequency_hz=reference.frequency_hz / math.sqrt(scale),
-        double_support_margin=reference.double_support_margin,
-        pitch_gain=reference.pitch_gain,
-        pitch_rate_gain_s=reference.pitch_rate_gain_s * math.sqrt(scale),
-        roll_gain=reference.roll_gain,
-        joint_limits_rad=marvin_joint_limits(config),
-    )
-    check_gait_overrides(overrides)
-    return replace(cfg, **overrides)
-
-
-def marvin_joint_limits(config: dict[str, Any]) -> dict[str, tuple[float, float]]:
-    """Joint ranges by full name (rad); the right side's roll and yaw ranges are the left's negated."""
-    limits: dict[str, tuple[float, float]] = {}
-    for group in ("leg_joints", "arm_joints"):
-        for joint, spec in config[group].items():
-            lower, upper = spec["range_rad"]
-            limits[f"left_{joint}"] = (lower, upper)
-            mirrored = "roll" in joint or "yaw" in joint
-            limits[f"right_{joint}"] = (-upper, -lower) if mirrored else (lower, upper)
-    return limits
 
 
 @dataclass
@@ -488,44 +255,3 @@ class BipedGait:
             return target
         lower, upper = limits[name]
         return target.clamp(lower, upper)
-
-
-#: Marvin's sprint gait: the NAO-scaled start values with what simulation showed they need.
-#:
-#: * Feet 6.8 cm behind the hip: the crouch's centre of mass sits 7.6 cm ahead of the ankle, inside
-#:   the sole (7 cm behind to 15 cm ahead of the ankle); with the feet 2 cm behind the hip, every
-#:   variant tried fell within 2.5 s.
-#: * Stance sag compensation: in single support the stance hip roll carries the pelvis and the swing
-#:   leg (about 40 N·m, i.e. 0.13 rad of sag at K_p = 300), so without it the pelvis drops to the
-#:   swing side, the swing foot drags and the robot barely advances.
-#: * Foot placement on the torso's speed error, stance-hip pitch feedback and stronger ankle pitch
-#:   feedback hold the sagittal plane; the ankle-roll feedback has the sign that rights the torso on
-#:   a planted foot (the lesson's sign tipped it over); the weight shift is on from the first step.
-#:
-#: The numbers are the best of a random search over these terms (3 decimals as found), then checked
-#: by perturbing every parameter at once (see the README for the measured spread); the 4.5 s step
-#: ramp (instead of 3 s) raised the share of perturbed variants that finish from 68 % to 83 %.
-MARVIN_SPRINT_GAIT: dict[str, Any] = {
-    "hip_height_m": 0.572,
-    "neutral_foot_x_m": -0.068,
-    "step_length_m": 0.202,
-    "step_height_m": 0.058,
-    "frequency_hz": 0.88,
-    "step_ramp_time_s": 4.5,
-    "double_support_margin": 0.166,
-    "sway_amplitude_rad": 0.091,
-    "sway_ramp_time_s": 0.05,
-    "sway_phase_lead_rad": 0.327,
-    "roll_gain": -0.369,
-    "pitch_gain": 0.33,
-    "pitch_rate_gain_s": 0.064,
-    "hip_pitch_gain": 0.197,
-    "foot_placement_velocity_gain_s": 0.195,
-    "lateral_placement_velocity_gain_s": 0.045,
-    "stance_compensation_rad": {"hip_roll": 0.197, "knee": -0.039, "ankle_pitch": -0.056},
-}
-
-
-def marvin_sprint_gait_cfg(**overrides: Any) -> BipedGaitCfg:
-    """Marvin's sprint gait: :func:`marvin_gait_cfg` with :data:`MARVIN_SPRINT_GAIT` and ``overrides``."""
-    return marvin_gait_cfg(**{**MARVIN_SPRINT_GAIT, **overrides})
