@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -68,18 +69,11 @@ def _ship(args: argparse.Namespace, overrides: list[str]) -> int:
     )
     eval_dir, report = evaluate(request)
     copy_file(eval_dir / "eval.json", folder)
-    sweep_dir, sweep = run_sweep(replace_out(request, eval_dir.parent / f"{args.task}-sweep"), cases)
+    sweep_dir, sweep = run_sweep(replace(request, out_dir=eval_dir.parent / f"{args.task}-sweep"), cases)
     copy_file(sweep_dir / "sweep.json", folder)
     print(format_table(sweep))
     print(f"eval.json, sweep.json: {folder}")
     return 0
-
-
-def replace_out(request: Any, out_dir: Path) -> Any:
-    """``request`` writing into ``out_dir``."""
-    from dataclasses import replace
-
-    return replace(request, out_dir=out_dir)
 
 
 def training_record(checkpoint: Path, iteration: int) -> dict[str, Any]:
