@@ -45,7 +45,13 @@ def test_residual_recipe():
     )
     assert rewards.base_height_l2.params["target_height"] == pytest.approx(0.632)
     assert (cfg.episode_length_s, cfg.scene.num_envs) == (20.0, 256)
-    assert cfg.commands.base_velocity.rel_standing_envs == 0.1
+    command = cfg.commands.base_velocity
+    assert command.rel_standing_envs == 0.2
+    assert (command.ranges.lin_vel_x, command.ranges.lin_vel_y, command.ranges.ang_vel_z) == (
+        (0.0, 0.6),
+        (0.0, 0.0),
+        (-0.2, 0.2),
+    )
 
 
 def test_plain_marvin_task_and_runner_are_unchanged():

@@ -91,3 +91,47 @@ def test_ship_command_keeps_its_name_and_reports_a_missing_checkpoint_in_one_lin
     assert main(["ship", "--task", "LinkageLab-Velocity-Flat-Limit", "--checkpoint", "/nonexistent/model_1.pt"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("linkage-lab ship: error:") and "does not exist" in err[0]
+
+
+def test_forward_speed_target_checks_the_mean_speed_against_the_command():
+    targets = TrackingTargets(lin_vel_rms_mps=None, yaw_rate_rms_radps=None, max_falls=0, forward_speed_error_mps=0.1)
+    slow = case_result(CommandCase(0.4), _report(0.3, 0.2, 0, 0.28), targets)
+    assert set(slow["checks"]) == {"falls", "forward_speed_error_mps"}
+    assert slow["forward_speed_error_mps"] == pytest.approx(0.12)
+    assert not slow["checks"]["forward_speed_error_mps"]["ok"]
+    near = case_result(CommandCase(0.4), _report(0.3, 0.2, 0, 0.33), targets)
+    assert near["checks"]["forward_speed_error_mps"]["ok"]
+    standing = case_result(CommandCase(0.0), _report(0.05, 0.1, 0, -0.02), targets)
+    assert standing["forward_speed_error_mps"] == pytest.approx(0.02)
+
+
+def test_each_task_declares_its_acceptance_and_others_get_the_default():
+    from linkage_lab.evaluation.sweep import DEFAULT_CASES, task_acceptance
+
+    limit = task_acceptance("LinkageLab-Velocity-Flat-Limit")
+    assert limit.cases == DEFAULT_CASES
+    assert (limit.targets.lin_vel_rms_mps, limit.targets.yaw_rate_rms_radps, limit.targets.max_falls) == (0.06, 0.12, 0)
+    marvin = task_acceptance("LinkageLab-Velocity-Flat-Marvin-Residual")
+    assert [c.lin_vel_x_mps for c in marvin.cases] == [0.0, 0.3, 0.4, 0.5]
+    assert all(c.ang_vel_z_radps == 0.0 for c in marvin.cases)
+    assert marvin.targets.forward_speed_error_mps == 0.1 and marvin.targets.lin_vel_rms_mps is None
+    assert task_acceptance("LinkageLab-Velocity-Flat-Marvin") == marvin
+    sprint = task_acceptance("LinkageLab-Sprint-Marvin")
+    assert sprint.cases == DEFAULT_CASES and sprint.targets == TrackingTargets()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--command", "0.3"], "--command is a case of --sweep"),
+        (["--sweep", "--command", "fast"], "expected 'VX' or 'VX,WZ'"),
+        (["--sweep", "--video", "x.mp4"], "cannot be combined with --sweep"),
+    ],
+)
+def test_eval_sweep_options_are_checked_in_one_line(capsys, argv, message):
+    from linkage_lab.cli.main import main
+
+    code = main(["eval", "--task", "LinkageLab-Velocity-Flat-Limit", "--checkpoint", "pretrained", *argv])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]

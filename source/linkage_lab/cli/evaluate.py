@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from linkage_lab.cli.video_option import add_video_argument, video_recorder, write_video
@@ -47,18 +48,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--force", action="store_true", help="replace a previous eval output in the output folder")
     parser.add_argument("--device", default=None, help="cpu, cuda:0, ... (default: picked automatically)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="evaluate once per fixed command (the acceptance sweep) and write DIR/sweep.json with the targets",
+    )
+    parser.add_argument(
+        "--command",
+        dest="commands",  # not "command": that is the sub-command's name
+        action="append",
+        default=None,
+        metavar="VX[,WZ]",
+        help="a fixed command of --sweep (repeatable; default: -0.3, 0, 0.3, 0.5 m/s and ±0.5 rad/s)",
+    )
     add_video_argument(parser)
     parser.set_defaults(func=_eval, accepts_overrides=True)
 
 
 #: Namespace entries the request carries itself (or the parser's own), not passed on as loader options.
-_REQUEST_FIELDS = {"task", "checkpoint", "onnx", "force", "func", "accepts_overrides", "command"}
+_REQUEST_FIELDS = {"task", "checkpoint", "onnx", "force", "func", "accepts_overrides", "command", "sweep", "commands"}
 
 
 def _eval(args: argparse.Namespace, overrides: list[str]) -> int:
     from linkage_lab.cli.main import CliError
     from linkage_lab.evaluation.evaluate import EVAL_COMMAND, EvalRequest, default_out_dir, evaluate
     from linkage_lab.evaluation.policies import POLICY_LOADERS
+    from linkage_lab.evaluation.sweep import format_table, parse_case, run_sweep, task_acceptance
     from linkage_lab.outputs import check_output_dir
 
     policy = args.policy or ("checkpoint" if args.checkpoint else "onnx" if args.onnx else None)
@@ -72,6 +87,14 @@ def _eval(args: argparse.Namespace, overrides: list[str]) -> int:
         raise CliError("--policy onnx needs --onnx FILE")
     if args.episodes < 1 or args.num_envs < 1 or (args.max_steps is not None and args.max_steps < 1):
         raise CliError("--episodes, --num-envs and --max-steps must be positive")
+    if args.commands and not args.sweep:
+        raise CliError("--command is a case of --sweep; pin a single command with env.commands.base_velocity.ranges")
+    if args.sweep and args.video:
+        raise CliError("--video records one rollout; it cannot be combined with --sweep")
+    try:
+        cases = [parse_case(c) for c in args.commands] if args.commands else None
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
     # Everything a user can get wrong is checked here, before the simulation is built.
     checkpoint = _checked_policy_file(args, policy, overrides)
     recorder = video_recorder(args.video)
@@ -92,12 +115,31 @@ def _eval(args: argparse.Namespace, overrides: list[str]) -> int:
         options={k: v for k, v in vars(args).items() if k not in _REQUEST_FIELDS},
         on_step=recorder,
     )
+    if args.sweep:
+        if args.out is None:
+            request = replace(request, out_dir=_default_sweep_dir(request))
+        cases = cases or list(task_acceptance(args.task).cases)
+        for case in cases:
+            check_output_dir(Path(request.out_dir) / case.name, EVAL_COMMAND, args.force)
+        out_dir, sweep = run_sweep(request, cases)
+        print(format_table(sweep))
+        print(f"report: {out_dir / 'sweep.json'}")
+        return 0
     check_output_dir(default_out_dir(request), EVAL_COMMAND, args.force)
     out_dir, report = evaluate(request)
     print(format_summary(report))
     print(f"report: {out_dir / 'eval.json'}")
     write_video(recorder, args.video, progress=not args.no_progress)
     return 0
+
+
+def _default_sweep_dir(request) -> Path:
+    """``<run dir>/sweep`` for a checkpoint, else ``<repo>/outputs/sweep/<task>``."""
+    from linkage_lab.paths import REPO_ROOT
+
+    if request.policy == "checkpoint" and request.checkpoint is not None:
+        return Path(request.checkpoint).resolve().parent / "sweep"
+    return REPO_ROOT / "outputs" / "sweep" / request.task
 
 
 def _checked_policy_file(args: argparse.Namespace, policy: str, overrides: list[str]) -> Path | None:

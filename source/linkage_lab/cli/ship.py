@@ -40,12 +40,12 @@ def _ship(args: argparse.Namespace, overrides: list[str]) -> int:
     from linkage_lab.cli.main import CliError
     from linkage_lab.evaluation.evaluate import EvalRequest, evaluate
     from linkage_lab.evaluation.policies import read_checkpoint, resolve_checkpoint
-    from linkage_lab.evaluation.sweep import DEFAULT_CASES, format_table, parse_case, run_sweep
+    from linkage_lab.evaluation.sweep import format_table, parse_case, run_sweep
     from linkage_lab.pretrained import copy_file, pretrained_checkpoint, ship
     from linkage_lab.runtime import resolve_configs
 
     try:
-        cases = [parse_case(c) for c in args.commands] if args.commands else list(DEFAULT_CASES)
+        cases = [parse_case(c) for c in args.commands] if args.commands else None
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     _, agent_cfg = resolve_configs(args.task, overrides, args.device)

@@ -75,6 +75,34 @@ class TrackingTargets:
     lin_vel_rms_mps: float | None = 0.06
     yaw_rate_rms_radps: float | None = 0.12
     max_falls: int | None = 0
+    forward_speed_error_mps: float | None = None
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """What a task's policies are accepted on: the fixed commands and the pass marks.
+
+    A task declares its own in its registration (``acceptance_entry_point``); tasks without one are
+    judged on :data:`DEFAULT_CASES` against the default :class:`TrackingTargets`.
+    """
+
+    cases: tuple[CommandCase, ...]
+    targets: TrackingTargets
+
+
+def task_acceptance(task: str) -> Acceptance:
+    """The task's :class:`Acceptance` (its ``acceptance_entry_point``), or the project's default one."""
+    import importlib
+
+    import gymnasium as gym
+
+    from linkage_lab.tasks.registry import require_task
+
+    entry = gym.spec(require_task(task)).kwargs.get("acceptance_entry_point")
+    if entry is None:
+        return Acceptance(DEFAULT_CASES, TrackingTargets())
+    module_name, _, attr = entry.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
 
 
 def parse_case(text: str) -> CommandCase:
@@ -114,6 +142,11 @@ def case_result(case: CommandCase, report: dict[str, Any], targets: TrackingTarg
         checks["lin_vel_xy_rms_mps"] = _check(row["lin_vel_xy_rms_mps"], targets.lin_vel_rms_mps)
     if case.ang_vel_z_radps != 0.0 and targets.yaw_rate_rms_radps is not None:
         checks["yaw_rate_rms_radps"] = _check(row["yaw_rate_rms_radps"], targets.yaw_rate_rms_radps)
+    if case.ang_vel_z_radps == 0.0 and targets.forward_speed_error_mps is not None:
+        speed = row["mean_forward_speed_mps"]
+        error = None if speed is None else abs(speed - case.lin_vel_x_mps)
+        row["forward_speed_error_mps"] = error
+        checks["forward_speed_error_mps"] = _check(error, targets.forward_speed_error_mps)
     return row
 
 
@@ -172,13 +205,14 @@ def format_table(sweep: dict[str, Any]) -> str:
 
 def run_sweep(
     request: Any,
-    cases: Sequence[CommandCase] = DEFAULT_CASES,
-    targets: TrackingTargets | None = TrackingTargets(),
+    cases: Sequence[CommandCase] | None = None,
+    targets: TrackingTargets | None = None,
 ) -> tuple[Path, dict[str, Any]]:
     """Evaluate ``request`` (an :class:`~linkage_lab.evaluation.evaluate.EvalRequest`) once per case.
 
     Each case writes its own report into ``<out>/<case name>/``; ``<out>/sweep.json`` holds the table.
-    Overrides of the request that set the command are replaced by each case's.
+    Overrides of the request that set the command are replaced by each case's. ``cases`` and
+    ``targets`` default to the task's :func:`task_acceptance`.
 
     Returns:
         The sweep folder and the ``sweep.json`` content.
@@ -188,6 +222,9 @@ def run_sweep(
     from linkage_lab.evaluation.evaluate import default_out_dir, evaluate
     from linkage_lab.io import write_json_atomic
 
+    acceptance = task_acceptance(request.task)
+    cases = acceptance.cases if cases is None else cases
+    targets = acceptance.targets if targets is None else targets
     out_dir = default_out_dir(request)
     base = [o for o in request.overrides if not o.startswith("env.commands.base_velocity.")]
     rows = []

@@ -12,5 +12,6 @@ gym.register(
         "env_cfg_entry_point": f"{__name__}.env_cfg:LimitFlatEnvCfg",
         "rsl_rl_cfg_entry_point": f"{__name__}.agents:LimitFlatPPORunnerCfg",
         "default_agent": "rsl_rl",
+        "acceptance_entry_point": f"{__name__}.acceptance:LIMIT_ACCEPTANCE",
     },
 )

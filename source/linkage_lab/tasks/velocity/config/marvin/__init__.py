@@ -12,6 +12,7 @@ gym.register(
         "env_cfg_entry_point": f"{__name__}.env_cfg:MarvinFlatEnvCfg",
         "rsl_rl_cfg_entry_point": f"{__name__}.agents:MarvinFlatPPORunnerCfg",
         "default_agent": "rsl_rl",
+        "acceptance_entry_point": f"{__name__}.acceptance:MARVIN_ACCEPTANCE",
     },
 )
 
@@ -23,5 +24,6 @@ gym.register(
         "env_cfg_entry_point": f"{__name__}.residual_env_cfg:MarvinResidualFlatEnvCfg",
         "rsl_rl_cfg_entry_point": f"{__name__}.residual_agents:MarvinResidualPPORunnerCfg",
         "default_agent": "rsl_rl",
+        "acceptance_entry_point": f"{__name__}.acceptance:MARVIN_ACCEPTANCE",
     },
 )
