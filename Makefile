@@ -34,7 +34,7 @@ assets: venv
 demo: venv
 	$(VENV)/bin/linkage-lab demo
 
-test: venv
+test: venv lint
 	$(VENV)/bin/python -m pytest
 
 test-unit: venv

@@ -10,7 +10,7 @@ import torch
 from scipy.optimize import linprog
 
 from linkage_lab.kinematics import ankle_limits as limits
-from linkage_lab.kinematics.rsu_ankle import jacobian, transmission
+from linkage_lab.kinematics.rsu_ankle import jacobian, transmission_quality
 from linkage_lab.kinematics.rsu_geometry import available_presets, load_ankle_geometry
 
 pytestmark = pytest.mark.unit
@@ -135,7 +135,7 @@ def test_transmission_and_rod_forces_by_hand_at_neutral():
         rod = np.array(geometry.motor_centre_m[i]) + radius * crank - np.array(geometry.rod_end_foot_m[i])
         sines.append(abs(np.cross(crank, rod / np.linalg.norm(rod))[1]))
     neutral = torch.zeros(2, dtype=F64)
-    code_transmission = transmission(geometry, neutral)
+    code_transmission = transmission_quality(geometry, neutral)
     assert code_transmission.numpy() == pytest.approx(np.array(sines), abs=1e-12)
 
     jac = jacobian(geometry, neutral)

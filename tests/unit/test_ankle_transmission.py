@@ -64,3 +64,14 @@ def test_bench_runs_small():
         assert row["fk_max_error_rad"] < row["fk_tol_rad"]
     text = ankle_bench.format_report(result)
     assert "64 ankles" in text and "float64" in text
+
+
+def test_transmission_quality_is_at_most_one_and_falls_towards_the_corners():
+    from linkage_lab.kinematics.rsu_ankle import transmission_quality
+
+    ankle = marvin_ankle()
+    poses = torch.tensor([[0.0, 0.0], [0.6, 0.3], [-0.6, -0.3]], dtype=torch.float64)
+    quality = ankle.transmission_quality(poses)
+    assert torch.equal(quality, transmission_quality(ankle.geometry, poses))
+    assert bool(((quality > 0) & (quality <= 1)).all())
+    assert bool((quality[1:].min(-1).values < quality[0].min()).all())

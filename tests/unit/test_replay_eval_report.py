@@ -11,7 +11,7 @@ import torch
 from linkage_lab.evaluation import robot_info
 from linkage_lab.evaluation.evaluate import EvalRequest, default_max_steps, run_evaluation, write_report
 from linkage_lab.evaluation.policies import PolicyLoadError, read_checkpoint, resolve_checkpoint
-from linkage_lab.export.staging import staged_directory
+from linkage_lab.outputs import staged_directory
 
 pytestmark = pytest.mark.unit
 

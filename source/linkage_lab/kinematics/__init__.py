@@ -8,7 +8,7 @@ from linkage_lab.kinematics.rsu_ankle import (
     ik_and_jacobian,
     inverse_kinematics,
     jacobian,
-    transmission,
+    transmission_quality,
 )
 from linkage_lab.kinematics.rsu_fk import ForwardKinematicsError, ForwardKinematicsResult, forward_kinematics
 from linkage_lab.kinematics.rsu_geometry import (
@@ -38,5 +38,5 @@ __all__ = [
     "load_ankle_geometry",
     "marvin_ankle",
     "motor_spec",
-    "transmission",
+    "transmission_quality",
 ]

@@ -63,7 +63,7 @@ class RSUAnkleTransmission(Transmission):
         """Forward kinematics with explicit ``converged`` and ``in_range`` masks; never raises."""
         return forward_kinematics(self.geometry, motor_pos, joint_pos_guess, tol=self.fk_tol, max_iter=self.fk_max_iter)
 
-    def transmission(self, joint_pos: torch.Tensor) -> torch.Tensor:
+    def transmission_quality(self, joint_pos: torch.Tensor) -> torch.Tensor:
         """Transmission per motor (§6), ``(..., 2)``, 1 = rod square to the crank, 0 = singular."""
         state = evaluate(self.geometry, joint_pos, with_jacobian=False)
         raise_if_unreachable(self.geometry, joint_pos, state.reachable)

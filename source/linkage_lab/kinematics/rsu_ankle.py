@@ -251,7 +251,7 @@ def jacobian(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor) -> torch.Tenso
     return ik_and_jacobian(geometry, joint_pos)[1]
 
 
-def transmission(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor) -> torch.Tensor:
+def transmission_quality(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor) -> torch.Tensor:
     """Transmission per motor, ``|(u × w)·ŷ|`` (§6), ``(..., 2)``: 1 = rod square to crank, 0 = singular.
 
     Raises:

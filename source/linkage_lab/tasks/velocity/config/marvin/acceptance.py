@@ -9,7 +9,5 @@ from linkage_lab.evaluation.sweep import Acceptance, CommandCase, TrackingTarget
 #: the start from rest and the gait's ramp). Marvin is not asked to turn on the spot or walk backward.
 MARVIN_ACCEPTANCE = Acceptance(
     cases=(CommandCase(0.0), CommandCase(0.3), CommandCase(0.4), CommandCase(0.5)),
-    targets=TrackingTargets(
-        lin_vel_rms_mps=None, yaw_rate_rms_radps=None, max_falls=0, forward_speed_error_mps=0.1
-    ),
+    targets=TrackingTargets(lin_vel_rms_mps=None, yaw_rate_rms_radps=None, max_falls=0, forward_speed_error_mps=0.1),
 )
