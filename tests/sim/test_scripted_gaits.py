@@ -104,6 +104,17 @@ def test_scripted_limit_trot_through_eval(tmp_path, monkeypatch):
     assert 0.2 <= tracking["mean_forward_speed_mps"] <= 0.45
     assert 0.05 < tracking["lin_vel_xy_rms_mps"] < 0.3
     assert tracking["yaw_rate_rms_radps"] < 0.3
+    # Footfalls: each foot lands about once per trot cycle (limit_trot_cfg: 2.5 Hz), diagonal pairs together.
+    from linkage_lab.gait.trot import limit_trot_cfg
+
+    footfalls = saved["footfalls"]
+    assert [f["body"] for f in footfalls["feet"]] == ["fl_foot", "fr_foot", "rl_foot", "rr_foot"]
+    frequency = limit_trot_cfg().frequency_hz
+    for foot in footfalls["feet"]:
+        assert 0.6 * frequency <= foot["touchdowns_per_s"] <= 1.3 * frequency, foot
+        assert 0.3 < foot["duty_factor"] < 0.95, foot
+    pairs = footfalls["touchdown_pairs"]
+    assert pairs["simultaneous"] > pairs["repeated"]
 
 
 @pytest.mark.parametrize("ankle", ["box", "diamond"])

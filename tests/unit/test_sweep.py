@@ -115,6 +115,7 @@ def test_each_task_declares_its_acceptance_and_others_get_the_default():
     assert [c.lin_vel_x_mps for c in marvin.cases] == [0.0, 0.3, 0.4, 0.5]
     assert all(c.ang_vel_z_radps == 0.0 for c in marvin.cases)
     assert marvin.targets.forward_speed_error_mps == 0.1 and marvin.targets.lin_vel_rms_mps is None
+    assert marvin.targets.min_alternation == 0.8
     assert task_acceptance("LinkageLab-Velocity-Flat-Marvin") == marvin
     sprint = task_acceptance("LinkageLab-Sprint-Marvin")
     assert sprint.cases == DEFAULT_CASES and sprint.targets == TrackingTargets()
@@ -135,3 +136,18 @@ def test_eval_sweep_options_are_checked_in_one_line(capsys, argv, message):
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
+
+
+def test_alternation_target_is_a_lower_bound_on_walking_cases_only():
+    targets = TrackingTargets(lin_vel_rms_mps=None, yaw_rate_rms_radps=None, max_falls=0, min_alternation=0.8)
+
+    def report(alternation):
+        return {**_report(0.1, 0.1, 0, 0.3), "footfalls": {"alternation": alternation}}
+
+    walking = case_result(CommandCase(0.3), report(0.95), targets)
+    assert walking["checks"]["alternation"]["ok"] and walking["alternation"] == 0.95
+    shuffling = case_result(CommandCase(0.3), report(0.5), targets)
+    assert not shuffling["checks"]["alternation"]["ok"]
+    assert summarize([shuffling])["failed_checks"] == ["vx+0.30_wz+0.00: alternation 0.5 < 0.8"]
+    assert "alternation" not in case_result(CommandCase(0.0), report(None), targets)["checks"]
+    assert not case_result(CommandCase(0.3), _report(0.1, 0.1, 0, 0.3), targets)["checks"]["alternation"]["ok"]

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from linkage_lab.evaluation import probe as probe_module
-from linkage_lab.evaluation.metrics import EpisodeStats, JointTorqueStats, TrackingStats
+from linkage_lab.evaluation.metrics import EpisodeStats, FootContactStats, JointTorqueStats, TrackingStats
 from linkage_lab.evaluation.policies import POLICY_LOADERS, Policy, actor_groups, actor_observation
 from linkage_lab.evaluation.replay import AnkleReplay
 from linkage_lab.paths import REPO_ROOT
@@ -133,6 +133,7 @@ def run_evaluation(
 
     import linkage_lab
     from linkage_lab.evaluation.robot_info import (
+        foot_contact_reader,
         joint_effort_limits,
         joint_index,
         policy_joint_names,
@@ -151,6 +152,8 @@ def run_evaluation(
     probe, replay = _substep_probe(env, columns)
     groups = actor_groups(agent_cfg)
     has_command = "base_velocity" in unwrapped.command_manager.active_terms
+    feet = foot_contact_reader(env)
+    footfalls = None if feet is None else FootContactStats(feet[0], env.num_envs, unwrapped.step_dt)
     start = time.perf_counter()
     steps = 0
     obs = env.get_observations()
@@ -174,6 +177,8 @@ def run_evaluation(
                         robot.data.root_ang_vel_b.torch,
                         ~dones.to(torch.bool),
                     )
+                if footfalls is not None:
+                    footfalls.add(feet[1](), ~dones.to(torch.bool))
                 substeps = probe.drain()
                 torques.add(substeps.applied_torque_nm, substeps.commanded_torque_nm)
                 if replay is not None:
@@ -204,6 +209,7 @@ def run_evaluation(
         "wall_time_s": time.perf_counter() - start,
         **summary,
         "tracking": tracking.summary() if has_command else None,
+        "footfalls": None if footfalls is None else footfalls.summary(),
         "joint_torques": {
             **sampling,
             "samples": torques.samples,

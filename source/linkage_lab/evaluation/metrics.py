@@ -1,8 +1,9 @@
-"""Running statistics of an evaluation: episodes, velocity tracking, joint torques (pure torch)."""
+"""Running statistics of an evaluation: episodes, velocity tracking, joint torques, footfalls (pure torch)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -163,3 +164,81 @@ class JointTorqueStats:
                 }
             )
         return rows
+
+
+class FootContactStats:
+    """Footfall statistics from per-control-step foot contact: how the robot steps.
+
+    A *touchdown* is a foot in contact at a step after at least ``min_air_steps`` steps out of contact
+    (shorter lifts are contact chatter of a landing foot, not steps). Per env, successive
+    touchdowns are *alternating* when the foot differs from the previous touchdown's and none of the
+    two shares its step with another foot's touchdown; *repeated* when the same foot touches down
+    twice in a row (a shuffle or a limp); *simultaneous* when two or more feet touch down at the
+    same step (a hop, or a trot's diagonal pair). For a biped, ``alternation`` near 1 is walking.
+    """
+
+    def __init__(self, foot_names: Sequence[str], num_envs: int, control_period_s: float, min_air_steps: int = 2):
+        self.foot_names = list(foot_names)
+        self.control_period_s = control_period_s
+        self.min_air_steps = min_air_steps
+        n_feet = len(self.foot_names)
+        self.samples = 0
+        self._touchdowns = torch.zeros(n_feet, dtype=torch.long)
+        self._contact_steps = torch.zeros(n_feet, dtype=torch.long)
+        self._feet_down_hist = torch.zeros(n_feet + 1, dtype=torch.long)
+        self._alternating = 0
+        self._repeated = 0
+        self._simultaneous = 0
+        self._air_steps = torch.zeros(num_envs, n_feet, dtype=torch.long)
+        self._last_foot = torch.full((num_envs,), -1, dtype=torch.long)
+
+    def add(self, in_contact: torch.Tensor, mask: torch.Tensor) -> None:
+        """Add one control step.
+
+        Args:
+            in_contact: ``(num_envs, n_feet)`` bool, each foot in contact with the ground.
+            mask: ``(num_envs,)`` bool, the envs whose episode goes on (others restart their history).
+        """
+        in_contact = in_contact.detach().to("cpu", torch.bool)
+        mask = mask.detach().to("cpu", torch.bool)
+        touchdown = in_contact & (self._air_steps >= self.min_air_steps) & mask[:, None]
+        self._air_steps = torch.where(in_contact | ~mask[:, None], 0, self._air_steps + 1)
+        count = touchdown.sum(-1)
+        self.samples += int(mask.sum())
+        self._touchdowns += touchdown.sum(0)
+        self._contact_steps += (in_contact & mask[:, None]).sum(0)
+        self._feet_down_hist += torch.bincount(in_contact[mask].sum(-1), minlength=len(self.foot_names) + 1)
+        single = count == 1
+        foot = touchdown.int().argmax(-1)
+        known = single & (self._last_foot >= 0)
+        self._alternating += int((known & (foot != self._last_foot)).sum())
+        self._repeated += int((known & (foot == self._last_foot)).sum())
+        self._simultaneous += int((count > 1).sum())
+        self._last_foot = torch.where(single, foot, torch.where(count > 1, -1, self._last_foot))
+        self._last_foot = torch.where(mask, self._last_foot, -1)
+
+    def summary(self) -> dict[str, Any]:
+        """Per foot touchdowns per second and duty factor; shares of steps by feet down; alternation."""
+        n = self.samples
+        seconds = n * self.control_period_s
+        events = self._alternating + self._repeated + self._simultaneous
+        hist = self._feet_down_hist.tolist()
+        return {
+            "samples": n,
+            "feet": [
+                {
+                    "body": name,
+                    "touchdowns_per_s": float(self._touchdowns[i]) / seconds if seconds else None,
+                    "duty_factor": float(self._contact_steps[i]) / n if n else None,
+                }
+                for i, name in enumerate(self.foot_names)
+            ],
+            "share_of_steps_by_feet_down": [h / n if n else None for h in hist],
+            "flight_share": hist[0] / n if n else None,
+            "touchdown_pairs": {
+                "alternating": self._alternating,
+                "repeated": self._repeated,
+                "simultaneous": self._simultaneous,
+            },
+            "alternation": self._alternating / events if events else None,
+        }

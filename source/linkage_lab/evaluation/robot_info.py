@@ -155,3 +155,25 @@ def _to_list(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
         return value.detach().cpu().tolist()
     return value
+
+
+#: The reward term whose contact-sensor bodies are the task's feet (every velocity task has it).
+FEET_REWARD_TERM = "feet_air_time"
+
+
+def foot_contact_reader(env: Any) -> tuple[list[str], Any] | None:
+    """The task's feet and a callable giving their contact state, ``(num_envs, n_feet)`` bool.
+
+    The feet are the contact-sensor bodies of the task's :data:`FEET_REWARD_TERM` reward; ``None``
+    when the task has no such term (nothing to measure footfalls with).
+    """
+    unwrapped = env.unwrapped
+    term = getattr(unwrapped.cfg.rewards, FEET_REWARD_TERM, None)
+    if term is None or "sensor_cfg" not in term.params:
+        return None
+    sensor_cfg = term.params["sensor_cfg"]
+    sensor = unwrapped.scene.sensors[sensor_cfg.name]
+    ids, names = sensor.find_bodies(sensor_cfg.body_names, preserve_order=True)
+    if not ids or sensor.data.current_contact_time is None:
+        return None
+    return list(names), lambda: sensor.data.current_contact_time.torch[:, ids] > 0.0

@@ -70,12 +70,15 @@ class TrackingTargets:
         lin_vel_rms_mps: Largest RMS error of the planar velocity (m/s), checked on cases without a yaw command.
         yaw_rate_rms_radps: Largest RMS yaw-rate error (rad/s), checked on cases with a yaw command.
         max_falls: Most falls allowed per case.
+        forward_speed_error_mps: Largest ``|mean forward speed - command|`` (m/s), on cases without a yaw command.
+        min_alternation: Smallest footfall alternation (``eval.json`` ``footfalls``), on cases with a forward command.
     """
 
     lin_vel_rms_mps: float | None = 0.06
     yaw_rate_rms_radps: float | None = 0.12
     max_falls: int | None = 0
     forward_speed_error_mps: float | None = None
+    min_alternation: float | None = None
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,7 @@ def case_result(case: CommandCase, report: dict[str, Any], targets: TrackingTarg
         "lin_vel_xy_rms_mps": tracking.get("lin_vel_xy_rms_mps"),
         "yaw_rate_rms_radps": tracking.get("yaw_rate_rms_radps"),
         "mean_forward_speed_mps": tracking.get("mean_forward_speed_mps"),
+        "alternation": (report.get("footfalls") or {}).get("alternation"),
         "checks": {},
     }
     if targets is None:
@@ -147,6 +151,14 @@ def case_result(case: CommandCase, report: dict[str, Any], targets: TrackingTarg
         error = None if speed is None else abs(speed - case.lin_vel_x_mps)
         row["forward_speed_error_mps"] = error
         checks["forward_speed_error_mps"] = _check(error, targets.forward_speed_error_mps)
+    if case.lin_vel_x_mps != 0.0 and targets.min_alternation is not None:
+        value = row["alternation"]
+        checks["alternation"] = {
+            "value": value,
+            "limit": targets.min_alternation,
+            "ok": value is not None and value >= targets.min_alternation,
+            "kind": "at least",
+        }
     return row
 
 
@@ -165,7 +177,7 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {
         "passed": all(c["ok"] for c in checks) if checks else None,
         "failed_checks": [
-            f"{_case_name(r)}: {key} {c['value']} > {c['limit']}"
+            f"{_case_name(r)}: {key} {c['value']} {'<' if c.get('kind') == 'at least' else '>'} {c['limit']}"
             for r in rows
             for key, c in r["checks"].items()
             if not c["ok"]
@@ -187,14 +199,15 @@ def format_table(sweep: dict[str, Any]) -> str:
     def num(value: float | None, fmt: str) -> str:
         return "-" if value is None else format(value, fmt)
 
-    lines = [f"{'vx (m/s)':>9} {'wz (rad/s)':>10} {'v fwd':>7} {'v RMS':>7} {'yaw RMS':>8} {'falls':>5}  ok"]
+    lines = [f"{'vx (m/s)':>9} {'wz (rad/s)':>10} {'v fwd':>7} {'v RMS':>7} {'yaw RMS':>8} {'alt':>5} {'falls':>5}  ok"]
     for row in sweep["cases"]:
         command = row["command"]
         ok = all(c["ok"] for c in row["checks"].values()) if row["checks"] else None
         lines.append(
             f"{command['lin_vel_x_mps']:>9.2f} {command['ang_vel_z_radps']:>10.2f} "
             f"{num(row['mean_forward_speed_mps'], '.3f'):>7} {num(row['lin_vel_xy_rms_mps'], '.3f'):>7} "
-            f"{num(row['yaw_rate_rms_radps'], '.3f'):>8} {num(row['falls'], 'd'):>5}  "
+            f"{num(row['yaw_rate_rms_radps'], '.3f'):>8} {num(row.get('alternation'), '.2f'):>5} "
+            f"{num(row['falls'], 'd'):>5}  "
             f"{'-' if ok is None else 'yes' if ok else 'NO'}"
         )
     summary = sweep["summary"]

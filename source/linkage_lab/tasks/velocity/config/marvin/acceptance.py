@@ -6,8 +6,12 @@ from linkage_lab.evaluation.sweep import Acceptance, CommandCase, TrackingTarget
 
 #: Stand on a zero command and walk forward at 0.3, 0.4 and 0.5 m/s, 8 envs × 20 s each with the task's
 #: randomisation: no fall, and a mean forward speed within 0.1 m/s of the command (the mean includes
-#: the start from rest and the gait's ramp). Marvin is not asked to turn on the spot or walk backward.
+#: the start from rest and the gait's ramp), and feet that alternate when walking: at least 0.8 of
+#: successive touchdowns by the other foot (``footfalls.alternation``; a shuffle repeats a foot, a hop lands
+#: both). Marvin is not asked to turn on the spot or walk backward.
 MARVIN_ACCEPTANCE = Acceptance(
     cases=(CommandCase(0.0), CommandCase(0.3), CommandCase(0.4), CommandCase(0.5)),
-    targets=TrackingTargets(lin_vel_rms_mps=None, yaw_rate_rms_radps=None, max_falls=0, forward_speed_error_mps=0.1),
+    targets=TrackingTargets(
+        lin_vel_rms_mps=None, yaw_rate_rms_radps=None, max_falls=0, forward_speed_error_mps=0.1, min_alternation=0.8
+    ),
 )
