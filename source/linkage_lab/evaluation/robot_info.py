@@ -168,7 +168,7 @@ def foot_contact_reader(env: Any) -> tuple[list[str], Any] | None:
     when the task has no such term (nothing to measure footfalls with).
     """
     unwrapped = env.unwrapped
-    term = getattr(unwrapped.cfg.rewards, FEET_REWARD_TERM, None)
+    term = getattr(getattr(unwrapped.cfg, "rewards", None), FEET_REWARD_TERM, None)
     if term is None or "sensor_cfg" not in term.params:
         return None
     sensor_cfg = term.params["sensor_cfg"]
