@@ -82,3 +82,22 @@ def test_marvin_prior_is_the_sprint_gait_without_its_lane_loop():
     assert prior.gait.cfg.heading_gain == 0.0
     for name, value in MARVIN_SPRINT_GAIT.items():
         assert getattr(prior.gait.cfg, name) == value, name
+
+
+def test_residual_sprint_holds_the_lane_heading_within_the_trained_yaw_rates():
+    from linkage_lab.tasks.sprint.config.marvin.env_cfg import (
+        HEADING_HOLD_GAIN_PER_S,
+        MarvinResidualSprintEnvCfg,
+        MarvinSprintEnvCfg,
+    )
+    from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import MarvinResidualFlatEnvCfg
+
+    trained = MarvinResidualFlatEnvCfg().commands.base_velocity
+    race = MarvinResidualSprintEnvCfg().commands.base_velocity
+    assert race.heading_command and race.rel_heading_envs == 1.0 and race.ranges.heading == (0.0, 0.0)
+    assert race.ranges.ang_vel_z == trained.ranges.ang_vel_z == (-0.2, 0.2)
+    assert race.heading_control_stiffness == HEADING_HOLD_GAIN_PER_S
+    assert race.ranges.lin_vel_x == (0.6, 0.6) and race.rel_standing_envs == 0.0
+    # The from-scratch race keeps a plain zero yaw-rate command.
+    plain = MarvinSprintEnvCfg().commands.base_velocity
+    assert not plain.heading_command and plain.ranges.ang_vel_z == (0.0, 0.0)

@@ -248,6 +248,7 @@ def run_sweep(
     sweep = {
         "schema_version": SWEEP_SCHEMA_VERSION,
         "task": request.task,
+        "overrides": list(base),
         "episodes_per_case": request.episodes,
         "num_envs": request.num_envs,
         "targets": None if targets is None else vars(targets).copy(),

@@ -22,6 +22,9 @@ from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import MarvinResi
 START_X_M = -0.3
 #: Forward speed command a velocity policy races with (m/s).
 RACE_COMMAND_MPS = 0.5
+#: Yaw-rate command per radian of heading error in the residual race (1/s): 0.2 rad/s, the top of the
+#: residual task's yaw-rate range, at 0.4 rad (23°) off the lane's direction.
+HEADING_HOLD_GAIN_PER_S = 0.5
 
 
 def marvin_sprint_rules() -> SprintCfg:
@@ -71,8 +74,17 @@ class MarvinSprintEnvCfg(MarvinFlatEnvCfg):
 @configclass
 class MarvinResidualSprintEnvCfg(MarvinResidualFlatEnvCfg):
     """``LinkageLab-Sprint-Marvin-Residual``: the race for residual-gait policies, commanded at the top of
-    their training range (the fastest they were taught)."""
+    their training range (the fastest they were taught), with a heading hold on the lane's direction."""
 
     def __post_init__(self):
         super().__post_init__()
+        yaw_rate_range = self.commands.base_velocity.ranges.ang_vel_z
         apply_sprint_rules(self, self.commands.base_velocity.ranges.lin_vel_x[1])
+        # Hold the lane's heading: the yaw-rate command steers back to heading 0 (the lane's direction)
+        # within the yaw rates the policy was trained on, as an operator's heading hold would on a robot.
+        command = self.commands.base_velocity
+        command.heading_command = True
+        command.rel_heading_envs = 1.0
+        command.ranges.heading = (0.0, 0.0)
+        command.ranges.ang_vel_z = yaw_rate_range
+        command.heading_control_stiffness = HEADING_HOLD_GAIN_PER_S
