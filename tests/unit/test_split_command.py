@@ -68,12 +68,27 @@ def test_shares_are_checked():
 
 
 def test_split_cfg_keeps_every_setting_of_the_uniform_one():
-    from linkage_lab.tasks.velocity.commands import SplitVelocityCommand, split_command_cfg
-    from linkage_lab.tasks.velocity.config.limit.env_cfg import LimitFlatEnvCfg
+    from isaaclab_tasks.core.velocity.velocity_env_cfg import CommandsCfg
 
-    uniform = LimitFlatEnvCfg().commands.base_velocity
+    from linkage_lab.tasks.velocity.commands import SplitVelocityCommand, split_command_cfg
+
+    uniform = CommandsCfg().base_velocity
+    uniform.rel_standing_envs = 0.07
     split = split_command_cfg(uniform, 0.4, 0.35)
     assert split.class_type is SplitVelocityCommand
     assert (split.rel_straight_envs, split.rel_turning_envs) == (0.4, 0.35)
     for name in ("ranges", "resampling_time_range", "rel_standing_envs", "heading_command", "asset_name"):
         assert getattr(split, name) == getattr(uniform, name)
+    # Re-splitting a split command replaces its shares.
+    again = split_command_cfg(split, 0.6, 0.2)
+    assert (again.rel_straight_envs, again.rel_turning_envs, again.rel_standing_envs) == (0.6, 0.2, 0.07)
+
+
+def test_the_limit_task_splits_its_commands():
+    from linkage_lab.tasks.velocity.commands import SplitVelocityCommandCfg
+    from linkage_lab.tasks.velocity.config.limit.env_cfg import LimitFlatEnvCfg
+
+    command = LimitFlatEnvCfg().commands.base_velocity
+    assert isinstance(command, SplitVelocityCommandCfg)
+    assert (command.rel_straight_envs, command.rel_turning_envs) == (0.5, 0.3)
+    assert command.ranges.lin_vel_x == (-0.4, 0.6) and command.ranges.ang_vel_z == (-0.6, 0.6)

@@ -72,5 +72,6 @@ def split_command_cfg(
     command: UniformVelocityCommandCfg, rel_straight_envs: float, rel_turning_envs: float
 ) -> SplitVelocityCommandCfg:
     """A :class:`SplitVelocityCommandCfg` with every setting of ``command`` and the given shares."""
-    values = {f.name: getattr(command, f.name) for f in fields(command) if f.name != "class_type"}
+    own = {"class_type", "rel_straight_envs", "rel_turning_envs"}
+    values = {f.name: getattr(command, f.name) for f in fields(command) if f.name not in own}
     return SplitVelocityCommandCfg(**values, rel_straight_envs=rel_straight_envs, rel_turning_envs=rel_turning_envs)

@@ -18,6 +18,7 @@ from isaaclab_tasks.utils import PresetCfg
 
 from linkage_lab.config import load_robot_config
 from linkage_lab.robots.limit import limit_articulation_cfg, standing_height_m
+from linkage_lab.tasks.velocity.commands import split_command_cfg
 from linkage_lab.tasks.velocity.flat_env_cfg import LinkageVelocityFlatEnvCfg
 
 
@@ -88,6 +89,9 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
         command.ranges.lin_vel_x = (-0.4, 0.6)
         command.ranges.lin_vel_y = (0.0, 0.0)
         command.ranges.ang_vel_z = (-0.6, 0.6)
+        # Half the commands walk straight, 30 % turn on the spot, 20 % combine both: turning on planar
+        # legs is its own motion (the stance feet slide sideways), learnt from commands that ask for it.
+        self.commands.base_velocity = split_command_cfg(command, rel_straight_envs=0.5, rel_turning_envs=0.3)
 
         # Actions: joint position offsets around the standing pose (rad per unit action).
         self.actions.joint_pos.scale = 0.25
