@@ -177,18 +177,22 @@ def resolve_configs(task: str, overrides: Sequence[str] = (), device: str | None
     """
     from linkage_lab.tasks.registry import require_task
 
+    from linkage_lab.console import framework_output
+
     require_task(task)
     overrides = validate_overrides(overrides)
-    from isaaclab_tasks.utils import resolve_task_config
+    with framework_output(f"configure {task}"):  # Warp's and Isaac Lab's import and parse notices
+        from isaaclab_tasks.utils import resolve_task_config
 
     if overrides:
         # Hydra silently adds unknown keys and accepts any value type: check paths and types first.
-        base_env, base_agent = resolve_task_config(task, "rsl_rl_cfg_entry_point", overrides=[])
+        with framework_output(f"configure {task}"):
+            base_env, base_agent = resolve_task_config(task, "rsl_rl_cfg_entry_point", overrides=[])
         check_override_paths({"env": base_env, "agent": base_agent}, overrides, task)
     report = io.StringIO()
     try:
         # Hydra prints a bad override as a multi-line report on stderr and exits: keep it for the error.
-        with contextlib.redirect_stderr(report):
+        with framework_output(f"configure {task}"), contextlib.redirect_stderr(report):
             env_cfg, agent_cfg = resolve_task_config(task, "rsl_rl_cfg_entry_point", overrides=overrides)
     except SystemExit as exc:
         raise OverrideError(
@@ -255,19 +259,25 @@ def make_env(
         env_cfg.scene.num_envs = int(num_envs)
     if env_cfg_hook is not None:
         env_cfg_hook(env_cfg)
+    from linkage_lab.console import framework_output
+
     error: Exception | None = None
     try:
-        with launch_simulation(env_cfg, {"headless": True, "device": env_cfg.sim.device}):
-            try:
-                env = gym.make(task, cfg=env_cfg)
-            except Exception as exc:
-                raise _SimulationAborted(exc) from None
+        with contextlib.ExitStack() as simulation:
+            # Isaac Lab's launch and env build print manager tables and warnings: the framework log's.
+            with framework_output(f"build {task} ({env_cfg.scene.num_envs} envs, {env_cfg.sim.device})"):
+                simulation.enter_context(launch_simulation(env_cfg, {"headless": True, "device": env_cfg.sim.device}))
+                try:
+                    env = gym.make(task, cfg=env_cfg)
+                except Exception as exc:
+                    raise _SimulationAborted(exc) from None
             try:
                 yield env, agent_cfg
             except Exception as exc:
                 raise _SimulationAborted(exc) from None
             finally:
-                env.close()
+                with framework_output(f"close {task}"):
+                    env.close()
     except _SimulationAborted as aborted:
         error = aborted.error
     if error is not None:

@@ -130,8 +130,11 @@ def build_runner(env: Any, agent_cfg: Any) -> Any:
     """
     from isaaclab_rl.rsl_rl import check_rsl_rl_version, create_rsl_rl_runner, handle_deprecated_rsl_rl_cfg
 
+    from linkage_lab.console import framework_output
+
     agent_cfg = handle_deprecated_rsl_rl_cfg(copy.deepcopy(agent_cfg), check_rsl_rl_version())
-    return create_rsl_rl_runner(env, agent_cfg)
+    with framework_output("rsl-rl runner"):  # rsl-rl prints its models
+        return create_rsl_rl_runner(env, agent_cfg)
 
 
 def load_runner(path: Path, env: Any, agent_cfg: Any, task: str | None = None) -> Any:

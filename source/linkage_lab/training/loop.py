@@ -13,11 +13,15 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+
+from linkage_lab.console import framework_output, say
 from linkage_lab.training.checkpoints import save_checkpoint
 
 
@@ -116,11 +120,14 @@ def run_learning(runner: Any, run_dir: Path, iterations: int, init_at_random_ep_
     # Instance attributes shadow the class's methods, which learn() calls through self.
     runner.alg.update = guarded_update
     runner.save = guarded_save
+    progress = _install_progress(runner)
     interrupted = False
     try:
         with guard.installed():
             try:
-                runner.learn(num_learning_iterations=iterations, init_at_random_ep_len=init_at_random_ep_len)
+                # rsl-rl prints a 40-line block per iteration: the framework log's; the console gets one line.
+                with framework_output(f"train {run_dir}"):
+                    runner.learn(num_learning_iterations=iterations, init_at_random_ep_len=init_at_random_ep_len)
             except KeyboardInterrupt:
                 interrupted = True
             last = first + finished - 1 if finished else None
@@ -132,8 +139,72 @@ def run_learning(runner: Any, run_dir: Path, iterations: int, init_at_random_ep_
                     guarded_save(str(checkpoint))
     finally:
         del runner.alg.update, runner.save
+        if progress:
+            del runner.logger.log
         _close_writer(runner, interrupted)
     return LearnOutcome(first, last, checkpoint, interrupted)
+
+
+#: Console progress: a line every this many iterations (and the first and last of a session).
+PROGRESS_EVERY = 10
+#: Episode metrics shown in the progress line, as rsl-rl logs them (label, unit).
+PROGRESS_METRICS = {
+    "Metrics/base_velocity/error_vel_xy": ("v err", "m/s"),
+    "Metrics/base_velocity/error_vel_yaw": ("yaw err", "rad/s"),
+}
+
+
+def progress_line(
+    it: int, total_it: int, reward: float | None, length: float | None, metrics: dict, fps: int, eta_s: float
+) -> str:
+    """One console line of a training iteration (``it`` counts from 0)."""
+    parts = [f"iteration {it + 1}/{total_it}"]
+    if reward is not None:
+        parts.append(f"reward {reward:.2f}")
+    if length is not None:
+        parts.append(f"episode {length:.0f} steps")
+    parts += [f"{label} {metrics[key]:.3f} {unit}" for key, (label, unit) in PROGRESS_METRICS.items() if key in metrics]
+    parts.append(f"{fps} steps/s")
+    parts.append(f"ETA {int(eta_s) // 60}:{int(eta_s) % 60:02d}")
+    return "  ".join(parts)
+
+
+def _install_progress(runner: Any) -> bool:
+    """Wrap the rsl-rl logger's ``log`` so each :data:`PROGRESS_EVERY`-th iteration prints one console line."""
+    logger = getattr(runner, "logger", None)
+    original = getattr(logger, "log", None)
+    if original is None:
+        return False
+    started = time.perf_counter()
+
+    def log(it: int, start_it: int, total_it: int, collect_time: float, learn_time: float, *args, **kwargs) -> None:
+        metrics = {}
+        for key in PROGRESS_METRICS:
+            values = [float(torch.as_tensor(info[key]).float().mean()) for info in logger.ep_extras if key in info]
+            if values:
+                metrics[key] = sum(values) / len(values)
+        rewards, lengths = list(getattr(logger, "rewbuffer", [])), list(getattr(logger, "lenbuffer", []))
+        if not rewards:  # no episode has ended yet: the episode metrics are empty placeholders
+            metrics = {}
+        original(it, start_it, total_it, collect_time, learn_time, *args, **kwargs)
+        done = it + 1 - start_it
+        if done == 1 or (it + 1) % PROGRESS_EVERY == 0 or it + 1 >= total_it:
+            steps = runner.cfg["num_steps_per_env"] * runner.env.num_envs
+            elapsed = time.perf_counter() - started
+            say(
+                progress_line(
+                    it,
+                    total_it,
+                    sum(rewards) / len(rewards) if rewards else None,
+                    sum(lengths) / len(lengths) if lengths else None,
+                    metrics,
+                    int(steps / max(collect_time + learn_time, 1e-9)),
+                    elapsed / done * (total_it - start_it - done),
+                )
+            )
+
+    logger.log = log
+    return True
 
 
 def _close_writer(runner: Any, interrupted: bool) -> None:

@@ -286,10 +286,12 @@ def _build_runner(env: Any, agent_cfg: Any, run_dir: Path) -> Any:
     )
 
     import linkage_lab
+    from linkage_lab.console import framework_output
 
     wrapped = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
     agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
-    runner = create_rsl_rl_runner(wrapped, agent_cfg, log_dir=str(run_dir))
+    with framework_output("rsl-rl runner"):  # rsl-rl prints its models
+        runner = create_rsl_rl_runner(wrapped, agent_cfg, log_dir=str(run_dir))
     runner.add_git_repo_to_log(linkage_lab.__file__)
     return runner
 

@@ -27,15 +27,6 @@ class LimitRewardsCfg(RewardsCfg):
     """The shared velocity rewards plus a base-height term (a low robot can crawl on its belly)."""
 
     base_height_l2 = RewTerm(func=mdp.base_height_l2, weight=-20.0, params={"target_height": 0.16})
-    # Wide tracking kernels beside the narrow ones (set in the task): the narrow kernel pays for
-    # precision, the wide one keeps a gradient where the narrow one is flat (a standing robot
-    # commanded at -0.3 m/s or 0.5 rad/s earns almost nothing from a 0.25-wide kernel either way).
-    track_lin_vel_xy_wide_exp = RewTerm(
-        func=mdp.track_lin_vel_xy_exp, weight=1.0, params={"command_name": "base_velocity", "std": 0.6}
-    )
-    track_ang_vel_z_wide_exp = RewTerm(
-        func=mdp.track_ang_vel_z_exp, weight=1.0, params={"command_name": "base_velocity", "std": 0.6}
-    )
 
 
 @configclass
@@ -129,8 +120,7 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
         # lin-vel RMS at 0.3 / 0.5 m/s: 0.063 / 0.069 m/s with 0.25 m/s against 0.086 / 0.116 with 0.5.
         self.rewards.track_lin_vel_xy_exp.weight = 2.0
         self.rewards.track_lin_vel_xy_exp.params["std"] = 0.25
-        self.rewards.track_ang_vel_z_exp.weight = 1.5
-        self.rewards.track_ang_vel_z_exp.params["std"] = 0.25
+        self.rewards.track_ang_vel_z_exp.weight = 1.0
         self.rewards.flat_orientation_l2.weight = -2.5
         self.rewards.dof_torques_l2.weight = -2.0e-4
         self.rewards.action_rate_l2.weight = -0.005
