@@ -65,6 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="linkage-lab",
         description="Train, evaluate and export legged-robot policies for parallel-linkage robots.",
     )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show the frameworks' output (Isaac Lab's manager tables, rsl-rl's iteration blocks, warnings) "
+        "here instead of logs/framework.log; also LINKAGE_LAB_VERBOSE=1",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         try:
@@ -84,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if args.verbose:
+        from linkage_lab.console import set_verbose
+
+        set_verbose(True)
     accepts_overrides = getattr(args, "accepts_overrides", False)
     if extra and not accepts_overrides:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
