@@ -175,9 +175,8 @@ def resolve_configs(task: str, overrides: Sequence[str] = (), device: str | None
         OverrideError: An override token is malformed.
         DeviceError: ``device`` (or the automatic choice's override) is not usable here.
     """
-    from linkage_lab.tasks.registry import require_task
-
     from linkage_lab.console import framework_output
+    from linkage_lab.tasks.registry import require_task
 
     require_task(task)
     overrides = validate_overrides(overrides)

@@ -33,6 +33,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     env.add_argument("--json", action="store_true", help="print one JSON object")
     env.set_defaults(func=_bench_env, accepts_overrides=True)
 
+    physics = sub.add_parser(
+        "physics",
+        help="the task's env-steps/s against plain MuJoCo (mujoco.rollout, 1 and 2 threads) on the same robot",
+        description="The distance to the physics: the task with zero actions (a fresh process) and the robot's "
+        "generated URDF stepped by plain MuJoCo with the task's physics step, substeps, armature and servo gains, "
+        "from the standing pose, measured one after the other. Writes outputs/bench/physics_<task>.json.",
+    )
+    physics.add_argument("--task", required=True, help="task id, e.g. LinkageLab-Velocity-Flat-Limit")
+    physics.add_argument("--num-envs", type=int, nargs="+", default=[64, 256], help="env counts (default 64 256)")
+    physics.add_argument("--steps", type=int, default=200, help="timed env steps per measurement (default 200)")
+    physics.add_argument("--json", action="store_true", help="print one JSON object")
+    physics.set_defaults(func=_bench_physics)
+
     train = sub.add_parser(
         "train",
         help="PPO iterations/s with collection vs update time per iteration, each env count in a fresh process",
@@ -93,6 +106,23 @@ def _bench_env(args: argparse.Namespace, overrides: list[str]) -> int:
         raise CliError(str(exc)) from exc
     rows = run_variants(args.task, args.num_envs, variants, args.steps, args.warmup, args.rounds, not args.json)
     print(json.dumps({"results": rows}, indent=2) if args.json else format_rows(rows))
+    return 0
+
+
+def _bench_physics(args: argparse.Namespace) -> int:
+    from linkage_lab.bench.physics_bench import compare, format_comparison
+    from linkage_lab.cli.main import CliError
+    from linkage_lab.io import write_json_atomic
+    from linkage_lab.paths import REPO_ROOT
+    from linkage_lab.tasks.registry import require_task
+
+    require_task(args.task)
+    if args.steps < 1 or any(n < 1 for n in args.num_envs):
+        raise CliError("--steps and --num-envs must be positive")
+    rows = compare(args.task, args.num_envs, args.steps)
+    out = write_json_atomic(REPO_ROOT / "outputs" / "bench" / f"physics_{args.task}.json", {"results": rows})
+    print(json.dumps({"results": rows}, indent=2) if args.json else format_comparison(rows))
+    print(f"results: {out}")
     return 0
 
 
