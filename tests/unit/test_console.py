@@ -75,7 +75,8 @@ def test_progress_line_reads_like_a_sentence():
         754,
     )
     assert line == (
-        "iteration 10/300  reward 41.50  episode 980 steps  v err 0.210 m/s  yaw err 0.300 rad/s  2200 steps/s  ETA 12:34"
+        "iteration 10/300  reward 41.50  episode 980 steps  v err 0.210 m/s  yaw err 0.300 rad/s  "
+        "2200 steps/s  ETA 12:34"
     )
     assert progress_line(0, 5, None, None, {}, 10, 0) == "iteration 1/5  10 steps/s  ETA 0:00"
 

@@ -9,8 +9,9 @@ import pytest
 
 from linkage_lab.config import load_robot_config
 from linkage_lab.description.marvin import build_marvin_model
-from linkage_lab.statics.leg_ik import LegReachError, leg_inverse_kinematics
-from linkage_lab.statics.tree import KinematicTree, axis_rotation
+from linkage_lab.kinematics.leg_ik import LegReachError, leg_inverse_kinematics
+from linkage_lab.kinematics.rotation import axis_rotation
+from linkage_lab.statics.tree import KinematicTree
 
 pytestmark = pytest.mark.unit
 
@@ -69,3 +70,30 @@ def test_sideways_leg_rolls_hip_and_ankle_opposite():
 def test_out_of_reach_raises():
     with pytest.raises(LegReachError):
         leg_inverse_kinematics(np.array([0, 0, 0.7]), np.zeros(3), np.eye(3), np.eye(3), THIGH, SHIN)
+
+
+@pytest.mark.parametrize(("stretch", "reachable"), [(1.0 + 0.5e-6, True), (1.0 + 2e-6, False)])
+def test_planar_and_spatial_leg_ik_share_one_reach_test(stretch, reachable):
+    import torch
+
+    from linkage_lab.kinematics.leg_ik import REACH_RTOL, LegConvention, leg_ik
+
+    assert REACH_RTOL == 1e-6
+    thigh, shin = 0.3, 0.272
+    reach = (thigh + shin) * stretch
+    calls = [
+        lambda: leg_ik(
+            torch.tensor([0.0], dtype=torch.float64),
+            torch.tensor([reach], dtype=torch.float64),
+            thigh,
+            shin,
+            LegConvention(),
+        ),
+        lambda: leg_inverse_kinematics(np.zeros(3), np.array([0.0, 0.0, -reach]), np.eye(3), np.eye(3), thigh, shin),
+    ]
+    for call in calls:
+        if reachable:
+            call()
+        else:
+            with pytest.raises(LegReachError):
+                call()

@@ -12,7 +12,11 @@ from linkage_lab.gait.biped import (
     marvin_gait_cfg,
 )
 from linkage_lab.gait.compensation import stance_sag_compensation
-from linkage_lab.gait.leg_ik import (
+from linkage_lab.gait.phase import BIPED_PHASE_OFFSETS, gait_phase, is_swing, leg_phases
+from linkage_lab.gait.sprint import ENDED_REASONS, SprintCfg, SprintTracker, fall_threshold, sprint_metrics
+from linkage_lab.gait.trajectory import foot_trajectory, step_ramp
+from linkage_lab.gait.trot import TrotGait, TrotGaitCfg, limit_trot_cfg, step_length_for_velocity
+from linkage_lab.kinematics.leg_ik import (
     LegAngles,
     LegConvention,
     LegReachError,
@@ -25,10 +29,6 @@ from linkage_lab.gait.leg_ik import (
     planar_ik,
     serial_to_motor,
 )
-from linkage_lab.gait.phase import BIPED_PHASE_OFFSETS, gait_phase, is_swing, leg_phases
-from linkage_lab.gait.sprint import ENDED_REASONS, SprintCfg, SprintTracker, fall_threshold, sprint_metrics
-from linkage_lab.gait.trajectory import foot_trajectory, step_ramp
-from linkage_lab.gait.trot import TrotGait, TrotGaitCfg, limit_trot_cfg, step_length_for_velocity
 
 __all__ = [
     "BIPED_PHASE_OFFSETS",

@@ -18,9 +18,9 @@ from linkage_lab.gait.biped_cfg import (  # noqa: F401
     marvin_joint_limits,
     marvin_sprint_gait_cfg,
 )
-from linkage_lab.gait.leg_ik import LegReachError, leg_ik
 from linkage_lab.gait.phase import BIPED_PHASE_OFFSETS, as_tensor, gait_phase, leg_phases, stepping_time
 from linkage_lab.gait.trajectory import foot_trajectory, lift_fraction, step_ramp
+from linkage_lab.kinematics.leg_ik import LegReachError, leg_ik
 
 #: Leg order of the biped: index 0 runs on φ, index 1 on φ + π (``BIPED_PHASE_OFFSETS``).
 BIPED_SIDES = tuple(BIPED_PHASE_OFFSETS)

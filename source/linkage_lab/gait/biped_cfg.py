@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from linkage_lab.config import load_robot_config
-from linkage_lab.gait.leg_ik import LegConvention, leg_convention_from_config
+from linkage_lab.kinematics.leg_ik import LegConvention, leg_convention_from_config
 
 
 @dataclass(frozen=True)

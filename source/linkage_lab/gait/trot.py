@@ -9,9 +9,9 @@ from typing import Any
 import torch
 
 from linkage_lab.config import load_robot_config
-from linkage_lab.gait.leg_ik import LegConvention, LegReachError, leg_convention_from_config, leg_ik
 from linkage_lab.gait.phase import as_tensor, gait_phase, leg_phases, stepping_time
 from linkage_lab.gait.trajectory import foot_trajectory, step_ramp
+from linkage_lab.kinematics.leg_ik import LegConvention, LegReachError, leg_convention_from_config, leg_ik
 
 
 @dataclass

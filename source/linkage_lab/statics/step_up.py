@@ -11,9 +11,9 @@ import torch
 from linkage_lab.config import load_robot_config
 from linkage_lab.description.marvin import build_marvin_model
 from linkage_lab.kinematics import ankle_limits, ankle_report
+from linkage_lab.kinematics.leg_ik import LEG_AXES
 from linkage_lab.kinematics.rsu_ankle import jacobian as ankle_jacobian
 from linkage_lab.kinematics.rsu_geometry import MOTOR_NAMES, load_ankle_geometry
-from linkage_lab.statics.leg_ik import LEG_AXES
 from linkage_lab.statics.step_up_pose import StepUpPose, StepUpPoseCfg, solve_step_up_pose
 from linkage_lab.statics.tree import STANDARD_GRAVITY, KinematicTree
 

@@ -27,8 +27,9 @@ from typing import Literal
 
 import numpy as np
 
-from linkage_lab.statics.leg_ik import LEG_AXES, LegReachError, leg_inverse_kinematics
-from linkage_lab.statics.tree import Frame, KinematicTree, axis_rotation
+from linkage_lab.kinematics.leg_ik import LEG_AXES, LegReachError, leg_inverse_kinematics
+from linkage_lab.kinematics.rotation import axis_rotation
+from linkage_lab.statics.tree import Frame, KinematicTree
 
 Side = Literal["left", "right"]
 #: Residual tolerance of the pose solves (m for COM rows, rad for the ankle row).

@@ -1,4 +1,6 @@
-"""Planar two-link leg IK/FK, each robot's joint signs, and the parallelogram-leg form.
+"""Leg inverse kinematics: the planar two-link leg (torch, batched; each robot's joint signs, the
+parallelogram-leg form) and the spatial six-joint humanoid leg (numpy), with one reach test and one
+error type.
 
 The planar model works in one convention, the "+y model": every sagittal angle is a
 right-hand rotation about +y (REP-103, +x forward, +z up), so a positive angle swings the
@@ -18,16 +20,18 @@ import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 
+from linkage_lab.kinematics.rotation import axis_rotation
 from linkage_lab.kinematics.transmission import parallelogram_leg
 
-#: Relative tolerance on the reach test, so a target exactly at ``T + L`` survives rounding.
-_REACH_RTOL = 1e-6
+#: Relative tolerance of every reach test, so a target exactly at ``T + L`` survives rounding (float32 too).
+REACH_RTOL = 1e-6
 
 
 class LegReachError(ValueError):
-    """A foot target lies outside the leg's workspace (``d > T + L`` or ``d < |T − L|``)."""
+    """A foot (ankle) target lies outside the leg's workspace (``d > T + L`` or ``d < |T − L|``)."""
 
 
 @dataclass(frozen=True)
@@ -238,8 +242,8 @@ def serial_to_motor(hip_rad: torch.Tensor, knee_rad: torch.Tensor) -> tuple[torc
 def _reach(distance: torch.Tensor, thigh: float, shank: float, strict: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """Reach test of hip–ankle distances: ``(distance clamped onto the workspace, reachable mask)``."""
     d_max = thigh + shank
-    d_min = max(abs(thigh - shank), _REACH_RTOL * d_max)
-    tolerance = _REACH_RTOL * d_max
+    d_min = max(abs(thigh - shank), REACH_RTOL * d_max)
+    tolerance = REACH_RTOL * d_max
     reachable = (distance <= d_max + tolerance) & (distance >= d_min - tolerance)
     if strict and not bool(reachable.all()):
         bad = ~reachable
@@ -249,3 +253,88 @@ def _reach(distance: torch.Tensor, thigh: float, shank: float, strict: bool) -> 
             f"d = {worst:.4f} m, reachable d ∈ [{d_min:.4f}, {d_max:.4f}] m (T = {thigh} m, L = {shank} m)"
         )
     return distance.clamp(d_min, d_max), reachable
+
+
+# ---- the spatial humanoid leg (numpy) -----------------------------------------------------------
+
+#: Joint axes (in the joint's own frame) the solver assumes, hip to foot (robots.md §2.1).
+LEG_AXES = {
+    "hip_yaw": (0.0, 0.0, 1.0),
+    "hip_roll": (1.0, 0.0, 0.0),
+    "hip_pitch": (0.0, 1.0, 0.0),
+    "knee": (0.0, 1.0, 0.0),
+    "ankle_pitch": (0.0, -1.0, 0.0),
+    "ankle_roll": (1.0, 0.0, 0.0),
+}
+
+
+class SpatialLegAngles(NamedTuple):
+    """Joint angles of one six-joint leg (rad), in the order and signs of ``LEG_AXES``."""
+
+    hip_yaw: float
+    hip_roll: float
+    hip_pitch: float
+    knee: float
+    ankle_pitch: float
+    ankle_roll: float
+
+    def joint_pos(self, side: str) -> dict[str, float]:
+        """The angles keyed by joint name with the ``{side}_`` prefix (rad)."""
+        return {f"{side}_{name}": float(value) for name, value in self._asdict().items()}
+
+
+def _rot(name: str, angle_rad: float) -> np.ndarray:
+    return axis_rotation(LEG_AXES[name], angle_rad)
+
+
+def leg_inverse_kinematics(
+    hip_m: np.ndarray,
+    ankle_m: np.ndarray,
+    foot_rotation: np.ndarray,
+    pelvis_rotation: np.ndarray,
+    thigh_length_m: float,
+    shin_length_m: float,
+) -> SpatialLegAngles:
+    """Leg angles that put the ankle centre at ``ankle_m`` with the foot turned to ``foot_rotation``.
+
+    The three hip axes meet at the hip centre, the two ankle axes at the ankle centre, and in the
+    zero pose the thigh (length ``T``) and shin (``L``) hang along −z. The foot frame is
+    ``R_f = R_pelvis Rz(yaw) Rx(roll) Ry(hip_pitch + knee − ankle_pitch) Rx(ankle_roll)`` (the ankle
+    pitch axis is −y). Seen from the ankle in the foot frame, the hip sits at
+
+        r = R_fᵀ (h − a) = Rx(−q_ar) [T (sin(q_ap − q_k), 0, cos(q_ap − q_k)) + L (sin q_ap, 0, cos q_ap)],
+
+    so ``q_k = arccos((|r|² − T² − L²) / 2TL)`` (≥ 0, knee forward), ``q_ar = atan2(r_y, r_z)`` and
+    ``q_ap = atan2(r_x, √(r_y² + r_z²)) − atan2(−T sin q_k, T cos q_k + L)``. The hip angles follow
+    from ``Rz Rx Ry(q_hp) = R_pelvisᵀ R_f Rx(−q_ar) Ry(q_ap − q_k)`` (a yaw–roll–pitch decomposition).
+
+    Args:
+        hip_m: Hip centre in the world (m).
+        ankle_m: Ankle centre target in the world (m).
+        foot_rotation: Target foot orientation in the world, ``(3, 3)``.
+        pelvis_rotation: Pelvis orientation in the world, ``(3, 3)``.
+        thigh_length_m: Hip centre → knee axis (m).
+        shin_length_m: Knee axis → ankle centre (m).
+
+    Raises:
+        LegReachError: ``|h − a|`` is outside ``[|T − L|, T + L]``.
+    """
+    thigh, shin = thigh_length_m, shin_length_m
+    hip_from_ankle = foot_rotation.T @ (np.asarray(hip_m, dtype=float) - np.asarray(ankle_m, dtype=float))
+    reach = float(np.linalg.norm(hip_from_ankle))
+    if reach > (thigh + shin) * (1.0 + REACH_RTOL) or reach < abs(thigh - shin) * (1.0 - REACH_RTOL):
+        raise LegReachError(
+            f"ankle target {reach:.4f} m from the hip; the leg reaches {abs(thigh - shin):.4f} … {thigh + shin:.4f} m"
+        )
+    cos_knee = (reach * reach - thigh * thigh - shin * shin) / (2.0 * thigh * shin)
+    knee = math.acos(min(1.0, max(-1.0, cos_knee)))
+    rx, ry, rz = (float(v) for v in hip_from_ankle)
+    ankle_roll = math.atan2(ry, rz)
+    ankle_pitch = math.atan2(rx, math.hypot(ry, rz)) - math.atan2(
+        -thigh * math.sin(knee), thigh * math.cos(knee) + shin
+    )
+    hip = pelvis_rotation.T @ foot_rotation @ _rot("ankle_roll", -ankle_roll) @ _rot("hip_pitch", ankle_pitch - knee)
+    hip_yaw = math.atan2(-hip[0, 1], hip[1, 1])
+    hip_roll = math.atan2(hip[2, 1], math.hypot(hip[0, 1], hip[1, 1]))
+    hip_pitch = math.atan2(-hip[2, 0], hip[2, 2])
+    return SpatialLegAngles(hip_yaw, hip_roll, hip_pitch, knee, ankle_pitch, ankle_roll)
