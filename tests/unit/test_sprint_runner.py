@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from linkage_lab.gait.sprint import SprintCfg, SprintTracker
+from linkage_lab.sprint.rules import SprintCfg, SprintTracker
 from linkage_lab.sprint.runner import stopped_pose
 
 pytestmark = pytest.mark.unit

@@ -1,4 +1,7 @@
-"""Scripted gaits (Marvin's walk, the Limit's trot), planar leg IK and the sprint referee."""
+"""Scripted gaits (Marvin's walk, the Limit's trot) and their planar leg IK (from :mod:`linkage_lab.kinematics.leg_ik`).
+
+The sprint's rules and referee live with the race, in :mod:`linkage_lab.sprint.rules`.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,6 @@ from linkage_lab.gait.biped import (
 )
 from linkage_lab.gait.compensation import stance_sag_compensation
 from linkage_lab.gait.phase import BIPED_PHASE_OFFSETS, gait_phase, is_swing, leg_phases
-from linkage_lab.gait.sprint import ENDED_REASONS, SprintCfg, SprintTracker, fall_threshold, sprint_metrics
 from linkage_lab.gait.trajectory import foot_trajectory, step_ramp
 from linkage_lab.gait.trot import TrotGait, TrotGaitCfg, limit_trot_cfg, step_length_for_velocity
 from linkage_lab.kinematics.leg_ik import (
@@ -32,19 +34,15 @@ from linkage_lab.kinematics.leg_ik import (
 
 __all__ = [
     "BIPED_PHASE_OFFSETS",
-    "ENDED_REASONS",
     "BipedGait",
     "BipedGaitCfg",
     "LegAngles",
     "LegConvention",
     "LegReachError",
     "NaoReference",
-    "SprintCfg",
-    "SprintTracker",
     "TorsoState",
     "TrotGait",
     "TrotGaitCfg",
-    "fall_threshold",
     "foot_trajectory",
     "gait_phase",
     "heading_turn",
@@ -61,7 +59,6 @@ __all__ = [
     "planar_fk",
     "planar_ik",
     "serial_to_motor",
-    "sprint_metrics",
     "stance_sag_compensation",
     "step_length_for_velocity",
     "step_ramp",

@@ -4,7 +4,7 @@ The race runs on the sprint task built on the velocity task the policy was train
 ``policy_task``): the scripted gait, ONNX files of the plain task and its checkpoints on
 ``LinkageLab-Sprint-Marvin``; residual-gait policies on ``LinkageLab-Sprint-Marvin-Residual``.
 
-The referee is :class:`~linkage_lab.gait.sprint.SprintTracker` (the rules of gait.md §4); the
+The referee is :class:`~linkage_lab.sprint.rules.SprintTracker` (the rules of gait.md §4); the
 env's own terminations (fall, lane, finish) only stop the physics. The ankle torques the policy
 commands are replayed through the real linkage (:class:`~linkage_lab.evaluation.replay.AnkleReplay`),
 the same code ``linkage-lab eval`` uses.
@@ -128,8 +128,8 @@ def run_race(
 
     from linkage_lab.evaluation.policies import actor_groups, actor_observation
     from linkage_lab.evaluation.probe import SAMPLING, substep_probe
-    from linkage_lab.gait.sprint import SprintTracker
     from linkage_lab.runtime import make_env
+    from linkage_lab.sprint.rules import SprintTracker
     from linkage_lab.tasks.sprint.config.marvin.env_cfg import marvin_sprint_rules
 
     rules = marvin_sprint_rules()
@@ -196,7 +196,7 @@ def stopped_pose(last_pos: torch.Tensor, fired: list[str], start_xy: torch.Tenso
         last_pos: Torso position before the step, ``(1, 3)`` (m).
         fired: Names of the env termination terms that fired.
         start_xy: The referee's start ``(x, y)`` (m).
-        rules: The race's :class:`~linkage_lab.gait.sprint.SprintCfg`.
+        rules: The race's :class:`~linkage_lab.sprint.rules.SprintCfg`.
     """
     pos = last_pos.clone().to(torch.float64)
     start = start_xy.to(pos)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from linkage_lab.gait import ENDED_REASONS, SprintCfg, SprintTracker, fall_threshold, sprint_metrics
+from linkage_lab.sprint.rules import ENDED_REASONS, SprintCfg, SprintTracker, fall_threshold, sprint_metrics
 
 pytestmark = pytest.mark.unit
 
