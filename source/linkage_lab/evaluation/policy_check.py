@@ -157,7 +157,8 @@ def _term_size(term: Any, env_cfg: Any, actions: int, asset_joints: Any) -> int 
         return actions if params.get("action_name") is None else None
     if name == "generated_commands":
         command = getattr(env_cfg.commands, params.get("command_name", ""), None)
-        return _COMMAND_SIZES.get(type(command).__name__)
+        # A command config derived from a known one (the split velocity command) has its size.
+        return next((_COMMAND_SIZES[c.__name__] for c in type(command).__mro__ if c.__name__ in _COMMAND_SIZES), None)
     return None
 
 
