@@ -151,3 +151,16 @@ def test_alternation_target_is_a_lower_bound_on_walking_cases_only():
     assert summarize([shuffling])["failed_checks"] == ["vx+0.30_wz+0.00: alternation 0.5 < 0.8"]
     assert "alternation" not in case_result(CommandCase(0.0), report(None), targets)["checks"]
     assert not case_result(CommandCase(0.3), _report(0.1, 0.1, 0, 0.3), targets)["checks"]["alternation"]["ok"]
+
+
+def test_sweep_plot_is_a_png(tmp_path):
+    from linkage_lab.evaluation.sweep import plot_sweep
+
+    targets = TrackingTargets()
+    rows = [
+        case_result(CommandCase(0.3), _report(0.05, 0.02, 0, 0.31), targets),
+        case_result(CommandCase(0.0, 0.5), _report(0.03, 0.4, 1, 0.0), targets),
+    ]
+    sweep = {"task": "T", "episodes_per_case": 8, "targets": vars(targets), "cases": rows, "summary": summarize(rows)}
+    path = plot_sweep(sweep, tmp_path / "sweep.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000

@@ -256,4 +256,62 @@ def run_sweep(
         "summary": summarize(rows),
     }
     write_json_atomic(out_dir / SWEEP_FILE, sweep)
+    plot_sweep(sweep, out_dir / SWEEP_PLOT)
     return out_dir, sweep
+
+
+SWEEP_PLOT = "sweep.png"
+
+
+def plot_sweep(sweep: dict[str, Any], path: str | Path, dpi: int = 120) -> Path:
+    """The sweep as a picture: achieved vs commanded forward speed and yaw rate per case, and each
+    case's RMS errors against the targets (bars red where a check failed)."""
+    from matplotlib.figure import Figure
+
+    from linkage_lab.io import save_figure_atomic
+
+    rows = sweep["cases"]
+    names = [_case_name(r).replace("_", "\n") for r in rows]
+    x = list(range(len(rows)))
+    fig = Figure(figsize=(10, 4.2))
+    speed, errors = fig.subplots(1, 2)
+    width = 0.38
+    speed.bar([i - width / 2 for i in x], [r["command"]["lin_vel_x_mps"] for r in rows], width, label="commanded v_x")
+    speed.bar(
+        [i + width / 2 for i in x],
+        [r["mean_forward_speed_mps"] or 0.0 for r in rows],
+        width,
+        label="mean forward speed",
+    )
+    speed.set_xticks(x, names, fontsize=7)
+    speed.set_ylabel("m/s")
+    speed.axhline(0.0, color="k", lw=0.5)
+    speed.set_title("forward speed per case")
+    speed.legend(fontsize=7)
+    targets = sweep.get("targets") or {}
+    for offset, key, label, target in (
+        (-width / 2, "lin_vel_xy_rms_mps", "v_xy RMS (m/s)", targets.get("lin_vel_rms_mps")),
+        (width / 2, "yaw_rate_rms_radps", "yaw-rate RMS (rad/s)", targets.get("yaw_rate_rms_radps")),
+    ):
+        colors = [
+            "tab:red" if (r["checks"].get(key) is not None and not r["checks"][key]["ok"]) else "tab:green"
+            for r in rows
+        ]
+        bars = errors.bar([i + offset for i in x], [r[key] or 0.0 for r in rows], width, color=colors, label=label)
+        bars[0].set_label(label)
+        if target is not None:
+            errors.axhline(target, ls="--", lw=0.8, color="gray")
+            errors.text(len(rows) - 0.5, target, f" {label.split(' (')[0]} target {target}", fontsize=6, va="bottom")
+    for i, r in enumerate(rows):
+        if r.get("falls"):
+            errors.text(i, 0.0, f"{r['falls']} falls", rotation=90, fontsize=7, color="tab:red", va="bottom")
+    errors.set_xticks(x, names, fontsize=7)
+    errors.set_title("tracking error (left bar v_xy, right bar yaw rate; red = check failed)", fontsize=8)
+    summary = sweep.get("summary", {})
+    fig.suptitle(
+        f"{sweep.get('task', '')}: {sweep.get('episodes_per_case')} episodes per case — "
+        + ("all targets met" if summary.get("passed") else "targets missed"),
+        fontsize=9,
+    )
+    fig.tight_layout()
+    return save_figure_atomic(fig, path, dpi=dpi)
