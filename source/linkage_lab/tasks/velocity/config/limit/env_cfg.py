@@ -18,7 +18,6 @@ from isaaclab_tasks.utils import PresetCfg
 
 from linkage_lab.config import load_robot_config
 from linkage_lab.robots.limit import limit_articulation_cfg, standing_height_m
-from linkage_lab.tasks.velocity import rewards
 from linkage_lab.tasks.velocity.commands import split_command_cfg
 from linkage_lab.tasks.velocity.flat_env_cfg import LinkageVelocityFlatEnvCfg
 
@@ -28,10 +27,6 @@ class LimitRewardsCfg(RewardsCfg):
     """The shared velocity rewards plus a base-height term (a low robot can crawl on its belly)."""
 
     base_height_l2 = RewTerm(func=mdp.base_height_l2, weight=-20.0, params={"target_height": 0.16})
-    # Progress in the commanded direction (linear up to the command): a slope out of standing still at
-    # backward and turning commands, where the Gaussian kernels pay a standing robot most of their reward.
-    lin_vel_progress = RewTerm(func=rewards.lin_vel_progress, weight=1.0, params={"command_name": "base_velocity"})
-    yaw_rate_progress = RewTerm(func=rewards.yaw_rate_progress, weight=1.0, params={"command_name": "base_velocity"})
 
 
 @configclass
