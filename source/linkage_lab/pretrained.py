@@ -79,5 +79,6 @@ def ship(task: str, checkpoint: Path, info: dict[str, Any], root: Path | None = 
 def copy_file(source: Path, folder: Path) -> Path:
     """Copy one result file (``eval.json``, ``sweep.json``, a plot) into a shipped policy's folder."""
     target = Path(folder) / Path(source).name
+    target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target)
     return target

@@ -97,8 +97,9 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"  checkpoint:                  {result.checkpoint}")
     print(f"  hardware bundle:             {bundle.out_dir}")
     _print_eval(f"{task} (trained here)", trained, command, float(evaluation.get("tolerance_mps", 0.05)))
-    for (name, report, folder, target), _ in zip(shipped_reports, shipped):
-        _print_eval(f"{name} (shipped)", (report, folder), target, float(evaluation.get("tolerance_mps", 0.05)))
+    for (name, report, folder, target), entry in zip(shipped_reports, shipped):
+        tolerance = float(entry.get("tolerance_mps", evaluation.get("tolerance_mps", 0.05)))
+        _print_eval(f"{name} (shipped)", (report, folder), target, tolerance)
     return 0
 
 

@@ -71,6 +71,10 @@ def _ship(args: argparse.Namespace, overrides: list[str]) -> int:
     copy_file(eval_dir / "eval.json", folder)
     sweep_dir, sweep = run_sweep(replace(request, out_dir=eval_dir.parent / f"{args.task}-sweep"), cases)
     copy_file(sweep_dir / "sweep.json", folder)
+    copy_file(sweep_dir / "sweep.png", folder)
+    curves = Path(checkpoint).resolve().parent / "curves"
+    for png in sorted(curves.glob("*.png")) if curves.is_dir() else ():
+        copy_file(png, folder / "curves")
     print(format_table(sweep))
     print(f"eval.json, sweep.json: {folder}")
     return 0
