@@ -170,14 +170,14 @@ class FootContactStats:
     """Footfall statistics from per-control-step foot contact: how the robot steps.
 
     A *touchdown* is a foot in contact at a step after at least ``min_air_steps`` steps out of contact
-    (shorter lifts are contact chatter of a landing foot, not steps). Per env, successive
+    (shorter lifts, 60 ms at the default 3 steps of 20 ms, are contact chatter of a landing foot, not steps). Per env, successive
     touchdowns are *alternating* when the foot differs from the previous touchdown's and none of the
     two shares its step with another foot's touchdown; *repeated* when the same foot touches down
     twice in a row (a shuffle or a limp); *simultaneous* when two or more feet touch down at the
     same step (a hop, or a trot's diagonal pair). For a biped, ``alternation`` near 1 is walking.
     """
 
-    def __init__(self, foot_names: Sequence[str], num_envs: int, control_period_s: float, min_air_steps: int = 2):
+    def __init__(self, foot_names: Sequence[str], num_envs: int, control_period_s: float, min_air_steps: int = 3):
         self.foot_names = list(foot_names)
         self.control_period_s = control_period_s
         self.min_air_steps = min_air_steps
