@@ -12,18 +12,20 @@ from linkage_lab.pretrained import pretrained_checkpoint, shipped_tasks
 pytestmark = pytest.mark.sim
 
 #: The forward command each shipped policy is checked at (m/s), and how close its mean speed must be: a
-#: regression guard around what the shipped files measure (the Limit: 0.36 m/s at 0.3 over 8 s), not the
-#: acceptance targets, which `linkage-lab ship` measures into each policy's sweep.json.
+#: regression guard around what the shipped files measure over these 8 s (the Limit: 0.34 m/s at 0.3;
+#: Marvin: 0.32-0.33 m/s at 0.4, the gait's 4.5 s stride ramp from rest included), not the acceptance
+#: targets, which `linkage-lab ship` measures into each policy's sweep.json. A policy that stands or
+#: falls fails either.
 WALK_CHECKS = {
     "LinkageLab-Velocity-Flat-Limit": (0.3, 0.1),
-    "LinkageLab-Velocity-Flat-Marvin-Residual": (0.4, 0.1),
+    "LinkageLab-Velocity-Flat-Marvin-Residual": (0.4, 0.15),
 }
 #: Seconds of the check; the first second (start from rest) is in the mean, hence the tolerances.
 CHECK_DURATION_S = 8.0
 
 
-def test_the_limit_policy_is_shipped():
-    assert "LinkageLab-Velocity-Flat-Limit" in shipped_tasks()
+def test_the_limit_and_marvin_policies_are_shipped():
+    assert {"LinkageLab-Velocity-Flat-Limit", "LinkageLab-Velocity-Flat-Marvin-Residual"} <= set(shipped_tasks())
 
 
 @pytest.mark.parametrize("task", shipped_tasks())
