@@ -39,7 +39,14 @@ def _cli(log_dir: Path, *args: str) -> list[str]:
 
 
 def _env(log_dir: Path) -> dict[str, str]:
-    return {**os.environ, "LINKAGE_LAB_LOG_DIR": str(log_dir), "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
+    # Verbose: the test reads rsl-rl's own per-iteration blocks, which go to logs/framework.log otherwise.
+    return {
+        **os.environ,
+        "LINKAGE_LAB_LOG_DIR": str(log_dir),
+        "PYTHONUNBUFFERED": "1",
+        "OMP_NUM_THREADS": "1",
+        "LINKAGE_LAB_VERBOSE": "1",
+    }
 
 
 def _adam_steps(state: dict) -> int:
