@@ -171,7 +171,8 @@ class FootContactStats:
 
     A *touchdown* is a foot in contact at a step after at least ``min_air_steps`` steps out of contact
     (shorter lifts, 60 ms at the default 3 steps of 20 ms, are contact chatter of a landing foot, not
-    steps). Per env, successive touchdowns are *alternating* when the foot differs from the previous touchdown's and none of the
+    steps). Per env, successive touchdowns are *alternating* when the foot differs from the previous
+    touchdown's and none of the
     two shares its step with another foot's touchdown; *repeated* when the same foot touches down
     twice in a row (a shuffle or a limp); *simultaneous* when two or more feet touch down at the
     same step (a hop, or a trot's diagonal pair). For a biped, ``alternation`` near 1 is walking.
