@@ -53,16 +53,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="evaluate once per fixed command (the acceptance sweep) and write DIR/sweep.json with the targets",
     )
+    add_command_cases_argument(parser, "--sweep")
+    add_video_argument(parser)
+    parser.set_defaults(func=_eval, accepts_overrides=True)
+
+
+def add_command_cases_argument(parser: argparse.ArgumentParser, of: str) -> None:
+    """``--command VX[,WZ]`` (repeatable): the fixed commands of a sweep, stored as ``commands``."""
     parser.add_argument(
         "--command",
         dest="commands",  # not "command": that is the sub-command's name
         action="append",
         default=None,
         metavar="VX[,WZ]",
-        help="a fixed command of --sweep (repeatable; default: -0.3, 0, 0.3, 0.5 m/s and ±0.5 rad/s)",
+        help=f"a fixed command of {of} (repeatable; default: the task's acceptance commands)",
     )
-    add_video_argument(parser)
-    parser.set_defaults(func=_eval, accepts_overrides=True)
 
 
 #: Namespace entries the request carries itself (or the parser's own), not passed on as loader options.

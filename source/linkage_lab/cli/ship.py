@@ -11,6 +11,8 @@ from typing import Any
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``ship`` command."""
+    from linkage_lab.cli.evaluate import add_command_cases_argument
+
     parser = subparsers.add_parser(
         "ship",
         help="copy a run's checkpoint to policies/<task>/ with train.json, eval.json and sweep.json",
@@ -23,14 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--checkpoint", required=True, help="a model_<it>.pt, a run folder, or 'latest'")
     parser.add_argument("--episodes", type=int, default=8, help="episodes per evaluation (default 8)")
     parser.add_argument("--num-envs", type=int, default=8, help="parallel envs per evaluation (default 8)")
-    parser.add_argument(
-        "--command",
-        dest="commands",  # not "command": that is the sub-command's name
-        action="append",
-        default=None,
-        metavar="VX[,WZ]",
-        help="a fixed command of the sweep (repeatable; default: -0.3, 0, 0.3, 0.5 m/s and ±0.5 rad/s)",
-    )
+    add_command_cases_argument(parser, "the sweep")
     parser.add_argument("--no-eval", action="store_true", help="copy and record only")
     parser.add_argument("--device", default=None, help="cpu, cuda:0, ... (default: picked automatically)")
     parser.set_defaults(func=_ship, accepts_overrides=True)
