@@ -20,20 +20,23 @@ from linkage_lab.io import save_figure_atomic, write_json_atomic
 RESULT_PREFIX = "LINKAGE_LAB_RESULT "
 
 
-def run_train_worker(task: str, num_envs: int, iterations: int, warmup: int, overrides: Sequence[str]) -> dict:
-    """One measurement in a fresh Python process; its result.
+def run_train_worker(
+    task: str, num_envs: int, iterations: int, warmup: int, overrides: Sequence[str], workers: int = 1
+) -> dict:
+    """One measurement in a fresh Python process (``workers`` simulation processes under it); its result.
 
     Raises:
         RuntimeError: The worker failed (the message ends with its output's last lines).
     """
     cmd = [sys.executable, "-m", "linkage_lab.bench.train_worker", "--task", task, "--num-envs", str(num_envs)]
-    cmd += ["--iterations", str(iterations), "--warmup", str(warmup), *overrides]
+    cmd += ["--iterations", str(iterations), "--warmup", str(warmup), "--workers", str(workers), *overrides]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     for line in proc.stdout.splitlines():
         if line.startswith(RESULT_PREFIX):
             return json.loads(line[len(RESULT_PREFIX) :])
     tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-25:])
-    raise RuntimeError(f"training benchmark worker failed at {num_envs} envs (exit {proc.returncode}):\n{tail}")
+    where = f"{num_envs} envs" + (f" x {workers} workers" if workers > 1 else "")
+    raise RuntimeError(f"training benchmark worker failed at {where} (exit {proc.returncode}):\n{tail}")
 
 
 def run_train_bench(
@@ -43,8 +46,9 @@ def run_train_bench(
     warmup: int = 2,
     overrides: Sequence[str] = (),
     progress: bool = True,
+    workers_list: Sequence[int] = (1,),
 ) -> dict:
-    """Measure every env count; rows carry ratios to the first.
+    """Measure every (env count, simulation processes) pair; rows carry ratios to the first.
 
     Returns:
         ``{"task", "overrides", "machine", "rows": [...]}``; each row is a worker result plus
@@ -54,9 +58,11 @@ def run_train_bench(
 
     rows = []
     start = time.perf_counter()
-    for num_envs in tqdm(list(num_envs_list), desc="bench train", unit="run", disable=not progress):
+    jobs = [(num_envs, workers) for num_envs in num_envs_list for workers in workers_list]
+    for num_envs, workers in tqdm(jobs, desc="bench train", unit="run", disable=not progress):
         before = os.getloadavg()[0]
-        row = run_train_worker(task, num_envs, iterations, warmup, overrides)
+        row = run_train_worker(task, num_envs, iterations, warmup, overrides, workers)
+        row.setdefault("workers", workers)
         # Other processes on the same cores slow every number here: the load shows whether there were any.
         row["load_average_1min"] = {"before": before, "after": os.getloadavg()[0]}
         rows.append(row)
@@ -82,7 +88,7 @@ def format_table(result: dict) -> str:
     """The table for people: per env count, seconds per iteration split, throughput, ratios to the first row."""
     rows = result["rows"]
     header = (
-        f"{'envs':>6s} {'collection s/it':>16s} {'update s/it':>12s} {'env-steps/s':>12s} {'it/s':>7s}"
+        f"{'envs':>6s} {'procs':>5s} {'collection s/it':>16s} {'update s/it':>12s} {'env-steps/s':>12s} {'it/s':>7s}"
         f"   ratio to first: {'steps/s':>7s} {'collect':>7s} {'update':>7s}"
     )
     lines = [
@@ -93,12 +99,18 @@ def format_table(result: dict) -> str:
     for row in rows:
         ratio = row["ratio_to_first"]
         lines.append(
-            f"{row['num_envs']:6d} {row['collection_s_per_it']:16.3f} {row['update_s_per_it']:12.3f} "
+            f"{row['num_envs']:6d} {row.get('workers', 1):5d} "
+            f"{row['collection_s_per_it']:16.3f} {row['update_s_per_it']:12.3f} "
             f"{row['env_steps_per_s']:12,.0f} {row['iterations_per_s']:7.3f}"
             f"   {'':15s} {ratio['env_steps_per_s']:7.2f} {ratio['collection_s_per_it']:7.2f} "
             f"{ratio['update_s_per_it']:7.2f}"
         )
     return "\n".join(lines)
+
+
+def _label(row: dict) -> str:
+    workers = row.get("workers", 1)
+    return f"{row['num_envs']}" + (f" x{workers}" if workers > 1 else "")
 
 
 def _load_range(rows: list[dict]) -> str:
@@ -113,18 +125,18 @@ def write_results(result: dict, out_dir: Path) -> tuple[Path, Path]:
     stem = f"train_{result['task']}"
     json_path = write_json_atomic(Path(out_dir) / f"{stem}.json", result)
     rows = result["rows"]
-    labels = [str(row["num_envs"]) for row in rows]
+    labels = [_label(row) for row in rows]
     collection = [row["collection_s_per_it"] for row in rows]
     update = [row["update_s_per_it"] for row in rows]
     fig = Figure(figsize=(10, 3.8))
     time_ax, rate_ax = fig.subplots(1, 2)
     time_ax.bar(labels, collection, label="collection", color="C0")
     time_ax.bar(labels, update, bottom=collection, label="update", color="C1")
-    time_ax.set_xlabel("envs")
+    time_ax.set_xlabel("envs (x simulation processes)")
     time_ax.set_ylabel("s per PPO iteration")
     time_ax.legend()
     rate_ax.bar(labels, [row["env_steps_per_s"] for row in rows], color="C2")
-    rate_ax.set_xlabel("envs")
+    rate_ax.set_xlabel("envs (x simulation processes)")
     rate_ax.set_ylabel("env-steps/s, learning included")
     for ax in (time_ax, rate_ax):
         ax.grid(axis="y", alpha=0.3)

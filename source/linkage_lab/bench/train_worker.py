@@ -8,22 +8,25 @@ the collection and update time of each iteration are the rsl-rl runner's own (``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
 import time
+from collections.abc import Iterator
+from typing import Any
 
 
-def measure(task: str, num_envs: int, iterations: int, warmup: int, overrides: list[str]) -> dict:
-    """Seconds per PPO iteration (collection, update) of ``task`` at ``num_envs``, after ``warmup`` iterations."""
-    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
+def measure(task: str, num_envs: int, iterations: int, warmup: int, overrides: list[str], workers: int = 1) -> dict:
+    """Seconds per PPO iteration (collection, update) of ``task`` at ``num_envs``, after ``warmup`` iterations.
 
+    ``workers`` > 1 steps the envs in that many simulation processes, as ``train --workers`` does.
+    """
     from linkage_lab.evaluation.policies import build_runner
-    from linkage_lab.runtime import make_env
 
     samples: list[tuple[float, float]] = []
-    with make_env(task, num_envs=num_envs, overrides=overrides) as (env, agent_cfg):
-        runner = build_runner(RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions), agent_cfg)
+    with _vec_env(task, num_envs, overrides, workers) as (env, agent_cfg):
+        runner = build_runner(env, agent_cfg)
         log = runner.logger.log
 
         def timed_log(*args, **kwargs):
@@ -35,7 +38,7 @@ def measure(task: str, num_envs: int, iterations: int, warmup: int, overrides: l
         runner.learn(warmup + iterations, init_at_random_ep_len=bool(getattr(agent_cfg, "init_at_random_ep_len", True)))
         wall_s = time.perf_counter() - start
         steps_per_env = int(agent_cfg.num_steps_per_env)
-        device = str(env.unwrapped.device)
+        device = str(env.device)
     timed = samples[warmup:]
     if len(timed) != iterations:
         raise RuntimeError(f"expected {warmup + iterations} timed iterations, the runner reported {len(samples)}")
@@ -45,6 +48,7 @@ def measure(task: str, num_envs: int, iterations: int, warmup: int, overrides: l
     return {
         "task": task,
         "num_envs": num_envs,
+        "workers": workers,
         "num_steps_per_env": steps_per_env,
         "device": device,
         "warmup_iterations": warmup,
@@ -61,15 +65,48 @@ def measure(task: str, num_envs: int, iterations: int, warmup: int, overrides: l
     }
 
 
+@contextlib.contextmanager
+def _vec_env(task: str, num_envs: int, overrides: list[str], workers: int) -> Iterator[tuple[Any, Any]]:
+    """The rsl-rl ``VecEnv`` and agent config of the measurement."""
+    from linkage_lab.runtime import configure_cpu_threads, make_env, resolve_configs
+
+    if workers == 1:
+        from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
+
+        with make_env(task, num_envs=num_envs, overrides=overrides) as (env, agent_cfg):
+            yield RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions), agent_cfg
+        return
+    from linkage_lab.training.parallel import ParallelVecEnv
+
+    env_cfg, agent_cfg = resolve_configs(task, overrides)
+    configure_cpu_threads(env_cfg.sim.device)  # the learner's threads, as make_env sets them for one process
+    env_cfg.scene.num_envs = num_envs
+    vec = ParallelVecEnv(
+        task,
+        num_envs,
+        workers,
+        env_cfg.sim.device,
+        overrides,
+        int(agent_cfg.seed),
+        env_cfg,
+        clip_actions=agent_cfg.clip_actions,
+    )
+    try:
+        yield vec, agent_cfg
+    finally:
+        vec.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--task", required=True)
     parser.add_argument("--num-envs", type=int, required=True)
     parser.add_argument("--iterations", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args(argv)
-    result = measure(args.task, args.num_envs, args.iterations, args.warmup, args.overrides)
+    result = measure(args.task, args.num_envs, args.iterations, args.warmup, args.overrides, args.workers)
     print("LINKAGE_LAB_RESULT " + json.dumps(result), flush=True)
     return 0
 

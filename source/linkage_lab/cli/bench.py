@@ -57,6 +57,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument(
         "--num-envs", type=int, nargs="+", default=[64, 256, 1024], help="env counts (default 64 256 1024)"
     )
+    train.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[1],
+        help="simulation process counts to compare at each env count, as train --workers (default 1)",
+    )
     train.add_argument("--iterations", type=int, default=5, help="timed PPO iterations per env count (default 5)")
     train.add_argument("--warmup", type=int, default=2, help="untimed iterations before timing (default 2)")
     train.add_argument("--out", type=Path, default=None, help="output folder (default outputs/bench)")
@@ -133,15 +140,19 @@ def _bench_train(args: argparse.Namespace, overrides: list[str]) -> int:
     from linkage_lab.runtime import OverrideError, validate_overrides
     from linkage_lab.tasks.registry import UnknownTaskError, require_task
 
-    if min(args.num_envs) < 1 or args.iterations < 1 or args.warmup < 0:
-        raise CliError("--num-envs and --iterations must be positive, --warmup not negative")
+    if min(args.num_envs) < 1 or min(args.workers) < 1 or args.iterations < 1 or args.warmup < 0:
+        raise CliError("--num-envs, --workers and --iterations must be positive, --warmup not negative")
+    if max(args.workers) > min(args.num_envs):
+        raise CliError(f"--workers {max(args.workers)} needs at least that many envs (--num-envs {min(args.num_envs)})")
     try:
         require_task(args.task)
         overrides = validate_overrides(overrides)
     except (UnknownTaskError, OverrideError) as exc:
         raise CliError(str(exc)) from exc
     try:
-        result = run_train_bench(args.task, args.num_envs, args.iterations, args.warmup, overrides, not args.json)
+        result = run_train_bench(
+            args.task, args.num_envs, args.iterations, args.warmup, overrides, not args.json, args.workers
+        )
     except RuntimeError as exc:
         raise CliError(str(exc)) from exc
     json_path, png_path = write_results(result, args.out or REPO_ROOT / "outputs" / "bench")

@@ -45,6 +45,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="with --resume RUN: the checkpoint of the run to continue from (default: its newest)",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="simulation processes the envs are split over, one per CPU core (default 1; a continued run "
+        "keeps its count). 2 on a 2-core CPU: see `linkage-lab bench train --workers`",
+    )
     parser.set_defaults(func=_train, accepts_overrides=True)
 
 
@@ -71,6 +78,7 @@ def _train(args: argparse.Namespace, overrides: list[str]) -> int:
             args.seed,
             resume=args.resume,
             checkpoint=args.checkpoint,
+            workers=args.workers,
         )
     except (UnknownTaskError, OverrideError, TrainingConfigError, ResumeError, CheckpointError, RunBusyError) as exc:
         raise CliError(str(exc)) from exc

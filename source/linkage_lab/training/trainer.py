@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -128,6 +129,7 @@ def train(
     log_root: Path = LOG_DIR,
     resume: str | None = None,
     checkpoint: str | None = None,
+    workers: int | None = None,
 ) -> TrainResult:
     """Train ``task`` with rsl-rl PPO, env and agent on the same (automatically picked) device.
 
@@ -137,6 +139,9 @@ def train(
     overrides (the command's own win), keeps its ``--num-envs``/``--seed`` unless given, and by
     default finishes its planned iterations; ``max_iterations`` (or ``agent.max_iterations=``) then
     means that many more. A new run from a checkpoint trains ``max_iterations`` more.
+
+    ``workers`` > 1 splits the envs over that many simulation processes (CPU only, one per core;
+    :mod:`~linkage_lab.training.parallel`); a continued run keeps its count unless given.
 
     Raises:
         TrainingInterrupted: Ctrl-C; the last finished iteration is saved (see its ``result``).
@@ -166,12 +171,14 @@ def train(
             run_overrides = merge_overrides(list(record.get("overrides", [])), overrides)
             num_envs = num_envs if num_envs is not None else record.get("num_envs")
             seed = seed if seed is not None else record.get("seed")
+            workers = workers if workers is not None else record.get("workers")
             if run_overrides != overrides:
                 env_cfg, agent_cfg = resolve_configs(task, run_overrides, device)
     first = int(state["iter"]) + 1 if state is not None else 0
     iterations = _session_iterations(point, record, agent_cfg, overrides, max_iterations, first)
     env_count = int(num_envs) if num_envs is not None else env_cfg.scene.num_envs
     validate_sizes(env_count, agent_cfg, iterations)
+    worker_count = _check_workers(workers, env_count, device)
     seed_value = int(seed) if seed is not None else int(agent_cfg.seed)
 
     session: dict[str, Any] = {"started_at": _now(), "first_iteration": first, "overrides": overrides}
@@ -196,9 +203,10 @@ def train(
                     held.enter_context(run_lock(made["run_dir"]))
                 cfg.log_dir = str(made["run_dir"])
 
-            from linkage_lab.runtime import make_env
-
-            with make_env(task, num_envs, device, run_overrides, env_cfg_hook=prepare) as (env, run_agent_cfg):
+            training_env = _training_env(
+                task, env_count, worker_count, device, run_overrides, (env_cfg, agent_cfg), seed_value, prepare
+            )
+            with training_env as (env, run_agent_cfg):
                 run_dir = made["run_dir"]
                 run_agent_cfg.seed = seed_value
                 run_agent_cfg.max_iterations = iterations
@@ -209,13 +217,14 @@ def train(
                     except CheckpointError as exc:
                         raise CheckpointError(f"{point.checkpoint}: {exc}") from exc
                     runner.current_learning_iteration = first
-                record = _start_record(record, task, run_agent_cfg, run_overrides, env.unwrapped, seed_value, device)
+                record = _start_record(record, task, run_agent_cfg, run_overrides, env, seed_value, device)
+                record["workers"] = worker_count
                 record["planned_iterations"] = first + iterations
                 if point is not None and point.run_dir is None:
                     record["resumed_from"] = str(point.checkpoint.resolve())
                     session["resumed_from"] = record["resumed_from"]
                 record.setdefault("sessions", []).append(session)
-                _write_run_files(run_dir, task, env.unwrapped.cfg, run_agent_cfg, record, new=made.get("new", False))
+                _write_run_files(run_dir, task, env.cfg, run_agent_cfg, record, new=made.get("new", False))
                 outcome = run_learning(runner, run_dir, iterations, run_agent_cfg.init_at_random_ep_len)
     except BaseException as exc:
         stopped = isinstance(exc, KeyboardInterrupt)
@@ -276,22 +285,68 @@ def _check_run_task(checkpoint: Path, task: str) -> None:
         raise CheckpointError(f"checkpoint {checkpoint} was trained on task {trained}, not {task}")
 
 
-def _build_runner(env: Any, agent_cfg: Any, run_dir: Path) -> Any:
-    """The rsl-rl runner for ``env``, logging into ``run_dir`` (as Isaac Lab's train backend builds it)."""
-    from isaaclab_rl.rsl_rl import (
-        RslRlVecEnvWrapper,
-        check_rsl_rl_version,
-        create_rsl_rl_runner,
-        handle_deprecated_rsl_rl_cfg,
+def _check_workers(workers: int | None, num_envs: int, device: str) -> int:
+    """The simulation process count of a run (1 when not given).
+
+    Raises:
+        TrainingConfigError: Not a whole number ≥ 1, more workers than envs, or several on a GPU.
+    """
+    count = 1 if workers is None else workers
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise TrainingConfigError(f"--workers must be a whole number of at least 1, got {workers!r}")
+    if count > num_envs:
+        raise TrainingConfigError(f"--workers {count} needs at least {count} envs, the run has {num_envs}")
+    if count > 1 and not device.startswith("cpu"):
+        raise TrainingConfigError(f"--workers runs CPU simulations side by side; on {device} use --workers 1")
+    return count
+
+
+@contextlib.contextmanager
+def _training_env(
+    task: str,
+    num_envs: int,
+    workers: int,
+    device: str,
+    overrides: list[str],
+    configs: tuple[Any, Any],
+    seed: int,
+    prepare: Any,
+) -> Iterator[tuple[Any, Any]]:
+    """The run's rsl-rl ``VecEnv`` and agent config: one Isaac Lab env here, or ``workers`` processes."""
+    if workers == 1:
+        from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
+
+        from linkage_lab.runtime import make_env
+
+        with make_env(task, num_envs, device, overrides, env_cfg_hook=prepare) as (env, agent_cfg):
+            yield RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions), agent_cfg
+        return
+    from linkage_lab.console import say
+    from linkage_lab.training.parallel import ParallelVecEnv
+
+    env_cfg, agent_cfg = configs
+    env_cfg.scene.num_envs = num_envs
+    prepare(env_cfg)
+    say(f"starting {workers} simulation processes ({num_envs} envs)")
+    vec = ParallelVecEnv(
+        task, num_envs, workers, device, overrides, seed, env_cfg, env_cfg.log_dir, agent_cfg.clip_actions
     )
+    try:
+        yield vec, agent_cfg
+    finally:
+        vec.close()
+
+
+def _build_runner(env: Any, agent_cfg: Any, run_dir: Path) -> Any:
+    """The rsl-rl runner for the ``VecEnv`` ``env``, logging into ``run_dir`` (as Isaac Lab's train backend does)."""
+    from isaaclab_rl.rsl_rl import check_rsl_rl_version, create_rsl_rl_runner, handle_deprecated_rsl_rl_cfg
 
     import linkage_lab
     from linkage_lab.console import framework_output
 
-    wrapped = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
     agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
     with framework_output("rsl-rl runner"):  # rsl-rl prints its models
-        runner = create_rsl_rl_runner(wrapped, agent_cfg, log_dir=str(run_dir))
+        runner = create_rsl_rl_runner(env, agent_cfg, log_dir=str(run_dir))
     runner.add_git_repo_to_log(linkage_lab.__file__)
     return runner
 
