@@ -12,9 +12,10 @@ from linkage_lab.cli.main import main
 pytestmark = pytest.mark.unit
 
 
-def _worker(task, num_envs, iterations, warmup, overrides):
+def _worker(task, num_envs, iterations, warmup, overrides, workers=1):
     # Collection grows with the envs, the update less: 64 envs 1.0 + 0.5 s, 256 envs 2.0 + 1.0 s.
     collection, update = {64: (1.0, 0.5), 256: (2.0, 1.0)}[num_envs]
+    collection /= workers  # two simulation processes collect in half the time
     return {
         "task": task,
         "num_envs": num_envs,
@@ -35,11 +36,20 @@ def test_ratios_table_and_files(monkeypatch, tmp_path):
     # 256·24/3 = 2048 env-steps/s against 64·24/1.5 = 1024: twice the throughput, at twice the time per iteration.
     assert second["ratio_to_first"] == {"env_steps_per_s": 2.0, "collection_s_per_it": 2.0, "update_s_per_it": 2.0}
     table = train_bench.format_table(result).splitlines()
-    assert table[2].split()[:5] == ["64", "1.000", "0.500", "1,024", "0.667"]
-    assert table[3].split()[:5] == ["256", "2.000", "1.000", "2,048", "0.333"]
+    assert table[2].split()[:6] == ["64", "1", "1.000", "0.500", "1,024", "0.667"]
+    assert table[3].split()[:6] == ["256", "1", "2.000", "1.000", "2,048", "0.333"]
     json_path, png_path = train_bench.write_results(result, tmp_path)
     assert json.loads(json_path.read_text())["rows"][1]["env_steps_per_s"] == pytest.approx(2048.0)
     assert json_path.name == "train_T.json" and png_path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_worker_counts_are_rows_of_their_own(monkeypatch):
+    monkeypatch.setattr(train_bench, "run_train_worker", _worker)
+    result = train_bench.run_train_bench("T", [256], progress=False, workers_list=[1, 2])
+    assert [row["workers"] for row in result["rows"]] == [1, 2]
+    # 256·24/(1 + 1) = 3072 env-steps/s against 2048: 1.5x.
+    assert result["rows"][1]["ratio_to_first"]["env_steps_per_s"] == pytest.approx(1.5)
+    assert train_bench.format_table(result).splitlines()[3].split()[:2] == ["256", "2"]
 
 
 def test_a_failed_worker_names_the_env_count(monkeypatch):

@@ -9,9 +9,11 @@ import sys
 from collections.abc import Sequence
 
 
-def run_worker(task: str, num_envs: int, steps: int, warmup: int, overrides: Sequence[str]) -> dict:
-    """Run one measurement in a fresh Python process and return its result."""
-    cmd = [sys.executable, "-m", "linkage_lab.bench.env_worker", "--task", task, "--num-envs", str(num_envs)]
+def run_worker(
+    task: str, num_envs: int, steps: int, warmup: int, overrides: Sequence[str], module: str = "env_worker"
+) -> dict:
+    """Run one measurement (``linkage_lab.bench.<module>``) in a fresh Python process and return its result."""
+    cmd = [sys.executable, "-m", f"linkage_lab.bench.{module}", "--task", task, "--num-envs", str(num_envs)]
     cmd += ["--steps", str(steps), "--warmup", str(warmup), *overrides]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     for line in proc.stdout.splitlines():
@@ -71,3 +73,15 @@ def format_rows(rows: list[dict]) -> str:
             f"{row['env_steps_per_s']:12.0f} {row['ratio_to_first']:7.3f}"
         )
     return "\n".join(lines)
+
+
+def run_profiles(
+    task: str, num_envs_list: Sequence[int], steps: int, warmup: int, overrides: Sequence[str], progress: bool = True
+) -> list[dict]:
+    """Profile one env step at each env count, each in a fresh process (:mod:`linkage_lab.bench.step_profile`)."""
+    from tqdm import tqdm
+
+    return [
+        run_worker(task, num_envs, steps, warmup, overrides, module="step_profile")
+        for num_envs in tqdm(list(num_envs_list), desc="bench env --profile", disable=not progress, unit="run")
+    ]

@@ -30,6 +30,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     env.add_argument("--steps", type=int, default=200, help="timed env steps per measurement (default 200)")
     env.add_argument("--warmup", type=int, default=30, help="untimed steps before timing (default 30)")
     env.add_argument("--rounds", type=int, default=1, help="interleaved repetitions; the median is reported")
+    env.add_argument(
+        "--profile",
+        action="store_true",
+        help="instead: where an env step goes (physics kernels by group, launches, actuators, managers) at each "
+        "env count; writes outputs/bench/profile_<task>.json and .png",
+    )
+    env.add_argument("--out", type=Path, default=None, help="with --profile: output folder (default outputs/bench)")
     env.add_argument("--json", action="store_true", help="print one JSON object")
     env.set_defaults(func=_bench_env, accepts_overrides=True)
 
@@ -111,8 +118,28 @@ def _bench_env(args: argparse.Namespace, overrides: list[str]) -> int:
             variants[name] = validate_overrides(variants[name] + overrides)
     except (UnknownTaskError, OverrideError) as exc:
         raise CliError(str(exc)) from exc
+    if args.profile:
+        return _profile_env(args, overrides)
     rows = run_variants(args.task, args.num_envs, variants, args.steps, args.warmup, args.rounds, not args.json)
     print(json.dumps({"results": rows}, indent=2) if args.json else format_rows(rows))
+    return 0
+
+
+def _profile_env(args: argparse.Namespace, overrides: list[str]) -> int:
+    from linkage_lab.bench.env_bench import run_profiles
+    from linkage_lab.bench.step_profile import format_table, write_results
+    from linkage_lab.cli.main import CliError
+    from linkage_lab.paths import REPO_ROOT
+
+    if args.variant:
+        raise CliError("--profile profiles the task as configured: give overrides instead of --variant")
+    try:
+        rows = run_profiles(args.task, args.num_envs, args.steps, args.warmup, overrides, not args.json)
+    except RuntimeError as exc:
+        raise CliError(str(exc)) from exc
+    json_path, png_path = write_results(rows, args.out or REPO_ROOT / "outputs" / "bench", f"profile_{args.task}")
+    print(json.dumps({"results": rows}, indent=2) if args.json else format_table(rows))
+    print(f"results: {json_path}\nchart: {png_path}")
     return 0
 
 

@@ -1,0 +1,47 @@
+"""The multi-process VecEnv's bookkeeping: env split, merged episode logs, errors (no simulation)."""
+
+from __future__ import annotations
+
+import pytest
+
+from linkage_lab.training.parallel import merge_logs, split_envs
+from linkage_lab.training.trainer import TrainingConfigError, _check_workers
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    ("num_envs", "workers", "sizes"), [(256, 2, [128, 128]), (7, 2, [4, 3]), (10, 3, [4, 3, 3]), (5, 1, [5])]
+)
+def test_split_is_even_and_complete(num_envs, workers, sizes):
+    assert split_envs(num_envs, workers) == sizes
+
+
+@pytest.mark.parametrize(("num_envs", "workers"), [(4, 0), (2, 3)])
+def test_impossible_splits_are_refused(num_envs, workers):
+    with pytest.raises(ValueError, match="workers"):
+        split_envs(num_envs, workers)
+
+
+def test_logs_average_over_the_workers_that_report_a_key():
+    merged = merge_logs([{"a": 1.0, "b": 4.0}, None, {"a": 3.0}])
+    assert merged == {"a": 2.0, "b": 4.0}
+    assert merge_logs([None, None]) == {}
+
+
+@pytest.mark.parametrize(
+    ("workers", "num_envs", "device", "message"),
+    [
+        (0, 8, "cpu", "at least 1"),
+        (True, 8, "cpu", "at least 1"),
+        (9, 8, "cpu", "needs at least 9 envs"),
+        (2, 8, "cuda:0", "CPU simulations"),
+    ],
+)
+def test_bad_worker_counts_are_clear_errors(workers, num_envs, device, message):
+    with pytest.raises(TrainingConfigError, match=message):
+        _check_workers(workers, num_envs, device)
+
+
+def test_default_is_one_process():
+    assert _check_workers(None, 8, "cuda:0") == 1
