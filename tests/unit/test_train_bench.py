@@ -36,8 +36,8 @@ def test_ratios_table_and_files(monkeypatch, tmp_path):
     # 256·24/3 = 2048 env-steps/s against 64·24/1.5 = 1024: twice the throughput, at twice the time per iteration.
     assert second["ratio_to_first"] == {"env_steps_per_s": 2.0, "collection_s_per_it": 2.0, "update_s_per_it": 2.0}
     table = train_bench.format_table(result).splitlines()
-    assert table[2].split()[:6] == ["64", "1", "1.000", "0.500", "1,024", "0.667"]
-    assert table[3].split()[:6] == ["256", "1", "2.000", "1.000", "2,048", "0.333"]
+    assert table[2].split()[:7] == ["default", "64", "1", "1.000", "0.500", "1,024", "0.667"]
+    assert table[3].split()[:7] == ["default", "256", "1", "2.000", "1.000", "2,048", "0.333"]
     json_path, png_path = train_bench.write_results(result, tmp_path)
     assert json.loads(json_path.read_text())["rows"][1]["env_steps_per_s"] == pytest.approx(2048.0)
     assert json_path.name == "train_T.json" and png_path.read_bytes()[:4] == b"\x89PNG"
@@ -49,7 +49,21 @@ def test_worker_counts_are_rows_of_their_own(monkeypatch):
     assert [row["workers"] for row in result["rows"]] == [1, 2]
     # 256·24/(1 + 1) = 3072 env-steps/s against 2048: 1.5x.
     assert result["rows"][1]["ratio_to_first"]["env_steps_per_s"] == pytest.approx(1.5)
-    assert train_bench.format_table(result).splitlines()[3].split()[:2] == ["256", "2"]
+    assert train_bench.format_table(result).splitlines()[3].split()[:3] == ["default", "256", "2"]
+
+
+def test_variants_add_their_overrides(monkeypatch):
+    seen = []
+
+    def worker(task, num_envs, iterations, warmup, overrides, workers=1):
+        seen.append(list(overrides))
+        return _worker(task, num_envs, iterations, warmup, overrides, workers)
+
+    monkeypatch.setattr(train_bench, "run_train_worker", worker)
+    variants = {"eager": ["env.sim.physics.use_cuda_graph=false"], "graph": []}
+    result = train_bench.run_train_bench("T", [64], overrides=["a=1"], progress=False, variants=variants)
+    assert seen == [["a=1", "env.sim.physics.use_cuda_graph=false"], ["a=1"]]
+    assert [row["variant"] for row in result["rows"]] == ["eager", "graph"]
 
 
 def test_a_failed_worker_names_the_env_count(monkeypatch):

@@ -5,8 +5,10 @@
 of the timed steps, and each keeps its *exclusive* time (its children's time is subtracted), so the
 shares add up to the step:
 
-- **physics kernels**, by MuJoCo-Warp / Newton module group: every CPU kernel runs inside Warp's
-  ``invoke`` (Warp runs CPU kernels serially), which is timed per kernel;
+- **physics kernels**, by MuJoCo-Warp / Newton module group: every eagerly launched CPU kernel
+  runs inside Warp's ``invoke`` (Warp runs CPU kernels serially), which is timed per kernel; a
+  replayed graph (:mod:`linkage_lab.physics.cpu_graph`) runs its kernels in native code, timed as
+  one block (profile with ``env.sim.physics.use_cuda_graph=false`` for the kernel groups);
 - **physics launch + Python**: the rest of ``sim.step`` — Warp's argument packing and launch
   bookkeeping, Newton's and MuJoCo-Warp's Python between kernels, array allocation and copies;
 - the **actuators** (``compute`` of each actuator group: the linkage drive), the rest of the
@@ -51,12 +53,14 @@ KERNEL_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("physics: Newton <-> MuJoCo-Warp copies", ("newton._src.solvers.mujoco",)),
 )
 OTHER_KERNELS = "physics: other kernels"
+GRAPH = "physics: kernels, graph replay"
 LAUNCH = "physics: launch + Python"
 
 #: Exclusive-time categories in display order.
 CATEGORIES = (
     *(name for name, _ in KERNEL_GROUPS),
     OTHER_KERNELS,
+    GRAPH,
     LAUNCH,
     "actuators (linkage drive)",
     "scene: write to sim",
@@ -143,6 +147,7 @@ def shares(seconds: dict[str, float], total_s: float) -> dict[str, float]:
 
 def install(env: Any, timers: ExclusiveTimers) -> None:
     """Wrap the methods of an Isaac Lab ``ManagerBasedRLEnv`` (and Warp's CPU ``invoke``) with ``timers``."""
+    import warp
     import warp._src.context as warp_context
 
     timers.wrap(
@@ -150,6 +155,7 @@ def install(env: Any, timers: ExclusiveTimers) -> None:
         "invoke",
         lambda kernel, *_: kernel_group(getattr(kernel.func, "__module__", "") or ""),
     )
+    timers.wrap(warp, "capture_launch", GRAPH)  # looked up as ``wp.capture_launch`` at each call
     timers.wrap(env.sim, "step", LAUNCH)
     scene = env.scene
     timers.wrap(scene, "write_data_to_sim", "scene: write to sim")

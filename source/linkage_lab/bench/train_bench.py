@@ -47,8 +47,11 @@ def run_train_bench(
     overrides: Sequence[str] = (),
     progress: bool = True,
     workers_list: Sequence[int] = (1,),
+    variants: dict[str, list[str]] | None = None,
 ) -> dict:
-    """Measure every (env count, simulation processes) pair; rows carry ratios to the first.
+    """Measure every (env count, variant, simulation processes); rows carry ratios to the first.
+
+    ``variants`` maps a name to extra overrides (on top of ``overrides``), as ``bench env --variant``.
 
     Returns:
         ``{"task", "overrides", "machine", "rows": [...]}``; each row is a worker result plus
@@ -58,11 +61,13 @@ def run_train_bench(
 
     rows = []
     start = time.perf_counter()
-    jobs = [(num_envs, workers) for num_envs in num_envs_list for workers in workers_list]
-    for num_envs, workers in tqdm(jobs, desc="bench train", unit="run", disable=not progress):
+    variants = variants or {"default": []}
+    jobs = [(n, name, w) for n in num_envs_list for name in variants for w in workers_list]
+    for num_envs, name, workers in tqdm(jobs, desc="bench train", unit="run", disable=not progress):
         before = os.getloadavg()[0]
-        row = run_train_worker(task, num_envs, iterations, warmup, overrides, workers)
+        row = run_train_worker(task, num_envs, iterations, warmup, [*overrides, *variants[name]], workers)
         row.setdefault("workers", workers)
+        row["variant"] = name
         # Other processes on the same cores slow every number here: the load shows whether there were any.
         row["load_average_1min"] = {"before": before, "after": os.getloadavg()[0]}
         rows.append(row)
@@ -88,7 +93,8 @@ def format_table(result: dict) -> str:
     """The table for people: per env count, seconds per iteration split, throughput, ratios to the first row."""
     rows = result["rows"]
     header = (
-        f"{'envs':>6s} {'procs':>5s} {'collection s/it':>16s} {'update s/it':>12s} {'env-steps/s':>12s} {'it/s':>7s}"
+        f"{'variant':14s} {'envs':>6s} {'procs':>5s} {'collection s/it':>16s} {'update s/it':>12s} "
+        f"{'env-steps/s':>12s} {'it/s':>7s}"
         f"   ratio to first: {'steps/s':>7s} {'collect':>7s} {'update':>7s}"
     )
     lines = [
@@ -99,7 +105,7 @@ def format_table(result: dict) -> str:
     for row in rows:
         ratio = row["ratio_to_first"]
         lines.append(
-            f"{row['num_envs']:6d} {row.get('workers', 1):5d} "
+            f"{row.get('variant', 'default'):14s} {row['num_envs']:6d} {row.get('workers', 1):5d} "
             f"{row['collection_s_per_it']:16.3f} {row['update_s_per_it']:12.3f} "
             f"{row['env_steps_per_s']:12,.0f} {row['iterations_per_s']:7.3f}"
             f"   {'':15s} {ratio['env_steps_per_s']:7.2f} {ratio['collection_s_per_it']:7.2f} "
@@ -110,7 +116,12 @@ def format_table(result: dict) -> str:
 
 def _label(row: dict) -> str:
     workers = row.get("workers", 1)
-    return f"{row['num_envs']}" + (f" x{workers}" if workers > 1 else "")
+    variant = row.get("variant", "default")
+    return (
+        (f"{variant}\n" if variant != "default" else "")
+        + f"{row['num_envs']}"
+        + (f" x{workers}" if workers > 1 else "")
+    )
 
 
 def _load_range(rows: list[dict]) -> str:

@@ -71,6 +71,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=[1],
         help="simulation process counts to compare at each env count, as train --workers (default 1)",
     )
+    train.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME:OVERRIDES",
+        help="a named variant with comma-separated overrides (repeatable), as bench env --variant",
+    )
     train.add_argument("--iterations", type=int, default=5, help="timed PPO iterations per env count (default 5)")
     train.add_argument("--warmup", type=int, default=2, help="untimed iterations before timing (default 2)")
     train.add_argument("--out", type=Path, default=None, help="output folder (default outputs/bench)")
@@ -174,11 +181,12 @@ def _bench_train(args: argparse.Namespace, overrides: list[str]) -> int:
     try:
         require_task(args.task)
         overrides = validate_overrides(overrides)
+        variants = {name: validate_overrides(tokens) for name, tokens in _parse_variants(args.variant).items()}
     except (UnknownTaskError, OverrideError) as exc:
         raise CliError(str(exc)) from exc
     try:
         result = run_train_bench(
-            args.task, args.num_envs, args.iterations, args.warmup, overrides, not args.json, args.workers
+            args.task, args.num_envs, args.iterations, args.warmup, overrides, not args.json, args.workers, variants
         )
     except RuntimeError as exc:
         raise CliError(str(exc)) from exc
