@@ -27,6 +27,10 @@ def measure(task: str, num_envs: int, iterations: int, warmup: int, overrides: l
     samples: list[tuple[float, float]] = []
     with _vec_env(task, num_envs, overrides, workers) as (env, agent_cfg):
         runner = build_runner(env, agent_cfg)
+        if workers > 1:
+            from linkage_lab.training.parallel import update_with_threads
+
+            update_with_threads(runner, workers)  # as train --workers does
         log = runner.logger.log
 
         def timed_log(*args, **kwargs):

@@ -86,6 +86,27 @@ def _as_floats(log: dict[str, Any]) -> dict[str, float]:
     return {key: float(torch.as_tensor(value, dtype=torch.float32).mean()) for key, value in log.items()}
 
 
+def update_with_threads(runner: Any, threads: int) -> None:
+    """Run the PPO update of ``runner`` on ``threads`` torch threads, the rollout on one.
+
+    While the learner updates, the worker processes wait for their next step, so the cores they
+    simulate on are free; during the rollout they are not, and the learner's small inference
+    batches stay on one thread (a thread pool spinning against the simulations costs more).
+    """
+    algorithm = runner.alg
+    update = algorithm.update
+
+    def threaded_update(*args: Any, **kwargs: Any) -> Any:
+        previous = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        try:
+            return update(*args, **kwargs)
+        finally:
+            torch.set_num_threads(previous)
+
+    algorithm.update = threaded_update
+
+
 class _Buffers:
     """One worker's shared-memory tensors; created in the worker, mapped by the learner."""
 

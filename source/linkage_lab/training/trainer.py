@@ -211,6 +211,10 @@ def train(
                 run_agent_cfg.seed = seed_value
                 run_agent_cfg.max_iterations = iterations
                 runner = _build_runner(env, run_agent_cfg, run_dir)
+                if worker_count > 1:
+                    from linkage_lab.training.parallel import update_with_threads
+
+                    update_with_threads(runner, worker_count)
                 if state is not None:
                     try:
                         restore_runner(runner, state)
