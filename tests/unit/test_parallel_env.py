@@ -43,5 +43,14 @@ def test_bad_worker_counts_are_clear_errors(workers, num_envs, device, message):
         _check_workers(workers, num_envs, device)
 
 
-def test_default_is_one_process():
-    assert _check_workers(None, 8, "cuda:0") == 1
+def test_default_is_one_process_per_core_with_enough_envs(monkeypatch):
+    import os
+
+    monkeypatch.delenv("LINKAGE_LAB_WORKERS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert _check_workers(None, 256, "cpu") == 2
+    assert _check_workers(None, 48, "cpu") == 1  # 24 envs a process would be too few
+    assert _check_workers(None, 8, "cpu") == 1
+    assert _check_workers(None, 256, "cuda:0") == 1
+    monkeypatch.setenv("LINKAGE_LAB_WORKERS", "1")
+    assert _check_workers(None, 256, "cpu") == 1

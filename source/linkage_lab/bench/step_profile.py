@@ -249,25 +249,31 @@ def write_results(rows: Sequence[dict], out_dir: Path, stem: str) -> tuple[Path,
     from linkage_lab.io import save_figure_atomic, write_json_atomic
 
     json_path = write_json_atomic(Path(out_dir) / f"{stem}.json", {"results": list(rows)})
-    fig = Figure(figsize=(10, 1.4 + 0.7 * len(rows)))
+    fig = Figure(figsize=(12, 1.6 + 0.45 * len(rows)))
     ax = fig.subplots()
-    labels = [f"{_short(row['task'])}, {row['num_envs']} envs" for row in rows]
+    labels = [_label(row) for row in rows]
     left = [0.0] * len(rows)
-    colors = {name: f"C{i % 10}" for i, name in enumerate(CATEGORIES)}
     for index, name in enumerate(CATEGORIES):
         widths = [row["shares"][name] * row["ms_per_env_step"] for row in rows]
         if not any(width > 0 for width in widths):
             continue
         hatch = "//" if index >= 10 else None
-        ax.barh(labels, widths, left=left, label=name, color=colors[name], hatch=hatch, edgecolor="white")
+        ax.barh(labels, widths, left=left, label=name, color=f"C{index % 10}", hatch=hatch, edgecolor="white")
         left = [a + b for a, b in zip(left, widths, strict=True)]
-    ax.set_xlabel("ms per env step (all envs), exclusive time")
+    ax.set_xlabel("ms per env step (all envs of the process), exclusive time")
     ax.invert_yaxis()
-    ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.35 - 0.05 * len(rows)))
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.grid(axis="x", alpha=0.3)
-    fig.suptitle("Where an env step goes (zero actions, one process, one torch thread)")
+    ax.set_title("Where an env step goes (zero actions, one process, one torch thread)", fontsize=10)
     fig.tight_layout()
     return json_path, save_figure_atomic(fig, Path(out_dir) / f"{stem}.png")
+
+
+def _label(row: dict) -> str:
+    """``Limit, 64 envs`` plus the last part of each override key: ``[use_cuda_graph=false]``."""
+    label = f"{_short(row['task'])}, {row['num_envs']} envs"
+    overrides = [token.rpartition(".")[2] for token in row.get("overrides", [])]
+    return label + (f" [{' '.join(overrides)}]" if overrides else "")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -49,8 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--workers",
         type=int,
         default=None,
-        help="simulation processes the envs are split over, one per CPU core (default 1; a continued run "
-        "keeps its count). 2 on a 2-core CPU: see `linkage-lab bench train --workers`",
+        help="simulation processes the envs are split over (default on a CPU: one per core, at least 32 envs "
+        "each, or LINKAGE_LAB_WORKERS; 1 on a GPU; a continued run keeps its count). --workers 1 leaves the "
+        "other cores to another run",
     )
     parser.set_defaults(func=_train, accepts_overrides=True)
 

@@ -141,7 +141,8 @@ def train(
     means that many more. A new run from a checkpoint trains ``max_iterations`` more.
 
     ``workers`` > 1 splits the envs over that many simulation processes (CPU only, one per core;
-    :mod:`~linkage_lab.training.parallel`); a continued run keeps its count unless given.
+    :mod:`~linkage_lab.training.parallel`); ``None`` picks :func:`default_workers` (one per core on a
+    CPU, at least 32 envs each); a continued run keeps its count unless given.
 
     Raises:
         TrainingInterrupted: Ctrl-C; the last finished iteration is saved (see its ``result``).
@@ -289,13 +290,33 @@ def _check_run_task(checkpoint: Path, task: str) -> None:
         raise CheckpointError(f"checkpoint {checkpoint} was trained on task {trained}, not {task}")
 
 
+#: Fewest envs per simulation process when the count is picked automatically: below it a process's
+#: fixed cost per step (Isaac Lab's managers, the learner's messages) outweighs the parallelism.
+MIN_ENVS_PER_WORKER = 32
+
+
+def default_workers(num_envs: int, device: str) -> int:
+    """The simulation process count when none is given: one per CPU core, at least 32 envs each; 1 on a GPU.
+
+    ``LINKAGE_LAB_WORKERS`` overrides it (e.g. ``1`` to keep the second core for another run).
+    """
+    import os
+
+    if os.environ.get("LINKAGE_LAB_WORKERS"):
+        return int(os.environ["LINKAGE_LAB_WORKERS"])
+    if not device.startswith("cpu"):
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(cores, num_envs // MIN_ENVS_PER_WORKER))
+
+
 def _check_workers(workers: int | None, num_envs: int, device: str) -> int:
-    """The simulation process count of a run (1 when not given).
+    """The simulation process count of a run (:func:`default_workers` when not given).
 
     Raises:
         TrainingConfigError: Not a whole number ≥ 1, more workers than envs, or several on a GPU.
     """
-    count = 1 if workers is None else workers
+    count = default_workers(num_envs, device) if workers is None else workers
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         raise TrainingConfigError(f"--workers must be a whole number of at least 1, got {workers!r}")
     if count > num_envs:

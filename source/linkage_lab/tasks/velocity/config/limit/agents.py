@@ -12,5 +12,6 @@ class LimitFlatPPORunnerCfg(LinkageVelocityPPORunnerCfg):
     """PPO for ``LinkageLab-Velocity-Flat-Limit``."""
 
     experiment_name = "limit_flat"
-    # About 13 min on one core of a 2-core CPU at the task's 256 envs (1.8 M env steps).
-    max_iterations = 300
+    # 2.6 M env steps at the task's 256 envs: about 15 min on a 2-core CPU, the envs split over two
+    # simulation processes (`linkage-lab bench train --workers 1 2`: 2.0 s an iteration against 3.3 s).
+    max_iterations = 420
