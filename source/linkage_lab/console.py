@@ -39,6 +39,11 @@ def set_verbose(value: bool) -> None:
     os.environ[VERBOSE_ENV] = "1" if value else "0"
 
 
+def skip_notice() -> None:
+    """Leave out the one-line "framework output: …" notice in this process (a child whose parent printed it)."""
+    _state["announced"] = True
+
+
 def console() -> TextIO:
     """The terminal's stdout, also inside :func:`framework_output`."""
     terminal = _state["terminal"]

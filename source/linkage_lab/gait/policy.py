@@ -93,9 +93,13 @@ class ScriptedPolicy:
             targets = dict(zip(self.gait.cfg.joint_names, array.unbind(-1)))
         return torch.stack([targets[name] for name in self.joint_names], dim=-1).to(torch.float32)
 
+    def actions_for(self, joint_targets: torch.Tensor) -> torch.Tensor:
+        """The actions that ask for ``joint_targets`` (rad, action-term joint order): ``(q* − offset) / scale``."""
+        return (joint_targets - self._offset) / self._scale
+
     def __call__(self, obs: torch.Tensor | None = None) -> torch.Tensor:
         """Actions for this control step: ``(target − offset) / scale``; advances the clock."""
-        actions = (self.joint_targets() - self._offset) / self._scale
+        actions = self.actions_for(self.joint_targets())
         self.time_s += self.env.step_dt
         return actions
 

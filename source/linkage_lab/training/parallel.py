@@ -130,7 +130,10 @@ def _worker_main(rank: int, spec: WorkerSpec, conn: Any) -> None:
     try:
         from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 
+        from linkage_lab.console import skip_notice
         from linkage_lab.runtime import make_env
+
+        skip_notice()
 
         def configure(cfg: Any) -> None:
             cfg.seed = spec.seed
