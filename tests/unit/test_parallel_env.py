@@ -54,3 +54,16 @@ def test_default_is_one_process_per_core_with_enough_envs(monkeypatch):
     assert _check_workers(None, 256, "cuda:0") == 1
     monkeypatch.setenv("LINKAGE_LAB_WORKERS", "1")
     assert _check_workers(None, 256, "cpu") == 1
+
+
+def test_shipped_wall_time_sums_sessions_not_the_pause_between_them():
+    from linkage_lab.cli.ship import _session_seconds
+
+    sessions = [
+        {"started_at": "2026-12-01T09:00:00+00:00", "ended_at": "2026-12-01T09:20:00+00:00", "first_iteration": 0},
+        {"started_at": "2026-12-01T12:00:00+00:00", "ended_at": "2026-12-01T12:10:00+00:00", "first_iteration": 300},
+        {"started_at": "2026-12-01T13:00:00+00:00", "ended_at": "2026-12-01T13:05:00+00:00", "first_iteration": 600},
+    ]
+    assert _session_seconds(sessions, 599) == 1800.0  # the third session had not started by then
+    assert _session_seconds(sessions, 700) == 2100.0
+    assert _session_seconds([{"started_at": "bad"}], 10) is None

@@ -88,6 +88,8 @@ def training_record(checkpoint: Path, iteration: int) -> dict[str, Any]:
         command += ["--num-envs", str(record["num_envs"])]
     if record.get("planned_iterations") is not None:
         command += ["--max-iterations", str(record["planned_iterations"])]
+    if record.get("workers") is not None:
+        command += ["--workers", str(record["workers"])]
     return {
         "task": record.get("task"),
         "source_run": run_dir.name,
@@ -98,28 +100,57 @@ def training_record(checkpoint: Path, iteration: int) -> dict[str, Any]:
         "seed": record.get("seed"),
         "device": record.get("device"),
         "commit": _git_commit(),
-        **_throughput(run_dir, iteration),
+        "workers": record.get("workers", 1),
+        **_throughput(run_dir, iteration, record.get("sessions")),
     }
 
 
-def _throughput(run_dir: Path, iteration: int) -> dict[str, Any]:
-    """Wall time to ``iteration`` and the mean env-steps/s (learning included), from the run's events."""
+def _throughput(run_dir: Path, iteration: int, sessions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Time to ``iteration`` and the mean env-steps/s (learning included), from the run's events and record.
+
+    ``training_time_s`` is rsl-rl's collection + update time summed over the iterations (no env builds,
+    no pause between sessions); ``wall_time_s`` sums the record's sessions that reached ``iteration``
+    (env builds included, the time between sessions not), or without a record the span of the events.
+    """
     from linkage_lab.evaluation.curves import NoEventsError, read_scalars
 
     try:
         series = read_scalars(run_dir)
     except NoEventsError:
-        return {"wall_time_s": None, "env_steps_per_s": None}
+        return {"wall_time_s": None, "training_time_s": None, "env_steps_per_s": None}
     reward = series.get("Train/mean_reward")
     fps = series.get("Perf/total_fps")
     wall = None
     if reward is not None and len(reward.iteration):
         upto = reward.iteration <= iteration
         wall = float(reward.wall_time_s[upto].max()) if upto.any() else None
+    session_wall = _session_seconds(sessions or [], iteration)
+    parts = [series.get("Perf/collection_time"), series.get("Perf/learning_time")]
+    training = None
+    if all(part is not None for part in parts):
+        training = sum(float(part.value[part.iteration <= iteration].sum()) for part in parts)
     return {
-        "wall_time_s": wall,
+        "wall_time_s": session_wall if session_wall is not None else wall,
+        "training_time_s": training,
         "env_steps_per_s": None if fps is None else float(fps.value[fps.iteration <= iteration].mean()),
     }
+
+
+def _session_seconds(sessions: list[dict[str, Any]], iteration: int) -> float | None:
+    """Summed durations of the recorded sessions that started at or before ``iteration`` (s); None without any."""
+    from datetime import datetime
+
+    total, counted = 0.0, False
+    for session in sessions:
+        try:
+            start = datetime.fromisoformat(session["started_at"])
+            end = datetime.fromisoformat(session["ended_at"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if int(session.get("first_iteration", 0)) <= iteration:
+            total += (end - start).total_seconds()
+            counted = True
+    return total if counted else None
 
 
 def _git_commit() -> str | None:
