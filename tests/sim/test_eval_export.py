@@ -331,3 +331,26 @@ def test_probe_and_eval_sample_every_physics_substep():
     torques, replay = report["joint_torques"], report["ankle_replay"]
     assert torques["physics_steps"] == replay["physics_steps"] == 5 * decimation
     assert torques["samples"] == replay["overall"]["samples"] == 5 * decimation * 2
+
+
+def test_an_evaluation_repeats_exactly_with_its_seed(tmp_path):
+    from linkage_lab.evaluation.evaluate import EvalRequest, evaluate
+
+    def run(name: str, seed: int) -> dict:
+        request = EvalRequest(
+            task="LinkageLab-Velocity-Flat-Limit",
+            policy="scripted",
+            episodes=1,
+            num_envs=2,
+            max_steps=60,
+            out_dir=tmp_path / name,
+            device="cpu",
+            progress=False,
+            seed=seed,
+        )
+        return evaluate(request)[1]
+
+    first, again, other = run("a", 3), run("b", 3), run("c", 4)
+    assert first["seed"] == again["seed"] == 3
+    assert first["tracking"] == again["tracking"]
+    assert other["tracking"] != first["tracking"], "the seed does not reach the commands and pushes"

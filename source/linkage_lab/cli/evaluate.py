@@ -34,6 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--episodes", type=int, default=10, help="completed episodes to collect (default 10)")
     parser.add_argument("--num-envs", type=int, default=8, help="parallel envs (default 8)")
     parser.add_argument(
+        "--seed", type=int, default=0, help="env seed (commands, pushes, randomisation; default 0): runs repeat exactly"
+    )
+    parser.add_argument(
         "--max-steps",
         type=int,
         default=None,
@@ -119,6 +122,7 @@ def _eval(args: argparse.Namespace, overrides: list[str]) -> int:
         # Every option reaches the policy loader, so a new policy type can add its own flags.
         options={k: v for k, v in vars(args).items() if k not in _REQUEST_FIELDS},
         on_step=recorder,
+        seed=args.seed,
     )
     if args.sweep:
         if args.out is None:

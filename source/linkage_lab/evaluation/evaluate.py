@@ -61,6 +61,8 @@ class EvalRequest:
         options: Extra options passed on to the policy loader (as attributes of its ``args``).
         on_step: Called with the env after every control step (e.g. a
             :class:`~linkage_lab.evaluation.video.RolloutRecorder`); ``None``: nothing.
+        seed: The env's seed (commands, pushes, randomisation), so an evaluation repeats exactly;
+            an ``env.seed=`` override wins.
     """
 
     task: str
@@ -77,6 +79,7 @@ class EvalRequest:
     force: bool = False
     options: dict[str, Any] = field(default_factory=dict)
     on_step: Callable[[Any], None] | None = None
+    seed: int = 0
 
 
 def default_out_dir(request: EvalRequest) -> Path:
@@ -115,12 +118,21 @@ def evaluate(request: EvalRequest) -> tuple[Path, dict[str, Any]]:
         raise KeyError(f"unknown policy type {request.policy!r}; known: {', '.join(sorted(POLICY_LOADERS))}")
     out_dir = default_out_dir(request)
     check_output_dir(out_dir, EVAL_COMMAND, request.force)
-    with make_env(request.task, request.num_envs, request.device, request.overrides) as (env, agent_cfg):
+
+    def seeded(cfg: Any) -> None:
+        if not any(token.lstrip("+~").startswith("env.seed=") for token in request.overrides):
+            cfg.seed = request.seed
+
+    with make_env(request.task, request.num_envs, request.device, request.overrides, env_cfg_hook=seeded) as (
+        env,
+        agent_cfg,
+    ):
         wrapped = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
         args = SimpleNamespace(task=request.task, checkpoint=request.checkpoint, onnx=request.onnx, **request.options)
         policy = POLICY_LOADERS[request.policy](wrapped, agent_cfg, args)
         report, replay = run_evaluation(wrapped, policy, agent_cfg, request)
-    report = {"task": request.task, "overrides": list(request.overrides), **report}
+        seed = env.unwrapped.cfg.seed
+    report = {"task": request.task, "overrides": list(request.overrides), "seed": seed, **report}
     write_output(out_dir, EVAL_COMMAND, lambda folder: write_report(folder, report, replay), request.force)
     return out_dir, report
 
