@@ -132,32 +132,6 @@ def gait_state(env: ManagerBasedRLEnv, action_name: str = "joint_pos") -> torch.
     return gait_observation(term.gait_state)
 
 
-def gait_contact_schedule(
-    env: ManagerBasedRLEnv, sensor_cfg: Any, action_name: str = "joint_pos", min_stepping: float = 0.5
-) -> torch.Tensor:
-    """Share of the feet whose contact matches the gait prior's schedule: down in stance, up in swing.
-
-    A foot's swing is where the prior lifts it (``sin ψ > c``, the gait's double-support margin);
-    legs in :data:`~linkage_lab.gait.phase.BIPED_PHASE_OFFSETS` order, so ``sensor_cfg.body_names``
-    lists the feet in that order (with ``preserve_order``). Zero while the prior stands (stepping
-    scale below ``min_stepping``). This rewards stepping *with* the prior's rhythm: a policy that
-    taps its feet several times a step, or keeps a swing foot down, earns less.
-
-    Returns:
-        ``(num_envs,)`` in ``[0, 1]``.
-    """
-    from linkage_lab.gait.phase import BIPED_PHASE_OFFSETS, leg_phases
-    from linkage_lab.gait.trajectory import lift_fraction
-
-    term = env.action_manager.get_term(action_name)
-    phase, _, stepping = term.gait_state.unbind(-1)
-    swing = lift_fraction(leg_phases(phase, BIPED_PHASE_OFFSETS), term.gait_prior.gait.cfg.double_support_margin) > 0
-    sensor = env.scene.sensors[sensor_cfg.name]
-    contact = sensor.data.current_contact_time.torch[:, sensor_cfg.body_ids] > 0.0
-    match = (contact != swing).to(phase.dtype).mean(dim=-1)
-    return match * (stepping > min_stepping).to(phase.dtype)
-
-
 class GaitPriorPolicy:
     """The gait prior alone as a policy (zero corrections): ``linkage-lab eval --policy scripted`` on a
     residual task, the baseline a trained residual policy is measured against.

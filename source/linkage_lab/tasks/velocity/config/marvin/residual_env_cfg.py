@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from isaaclab.managers import ObservationTermCfg as ObsTerm
 from isaaclab.managers import RewardTermCfg as RewTerm
-from isaaclab.managers import SceneEntityCfg
 from isaaclab.utils import configclass
 from isaaclab.utils.modifiers import ModifierCfg
 from isaaclab_tasks.core.velocity import mdp
@@ -23,12 +22,10 @@ from linkage_lab.gait.commanded import CommandedBipedGait, GaitCommandCfg
 from linkage_lab.tasks.velocity import faults
 from linkage_lab.tasks.velocity.config.marvin.env_cfg import MarvinFlatEnvCfg
 from linkage_lab.tasks.velocity.flat_env_cfg import ACTION_CLIP
-from linkage_lab.tasks.velocity.residual import ResidualGaitActionCfg, gait_contact_schedule, gait_state
+from linkage_lab.tasks.velocity.residual import ResidualGaitActionCfg, gait_state
 
 #: How far the policy may move each joint target from the gait's, per unit action (rad).
 RESIDUAL_SCALE_RAD = 0.15
-#: Marvin's foot bodies in the gait's leg order (``BIPED_PHASE_OFFSETS``: right, left).
-FEET_BY_LEG = ("right_foot", "left_foot")
 #: Marvin's sprint gait without its lane-keeping heading loop (the policy steers).
 MARVIN_PRIOR_GAIT_OVERRIDES = {"heading_gain": 0.0}
 #: The sprint gait driven by the velocity command, calibrated in this task (zero residual, nominal
@@ -89,13 +86,6 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
         rewards.joint_deviation_hip = None
         rewards.joint_deviation_arms = None
         rewards.feet_air_time.params["threshold"] = prior.swing_time_s()
-        # Step in the prior's rhythm: the 1,340-iteration policy tapped its feet about 4 times a second
-        # against the gait's 0.88 Hz (footfall alternation 0.5-0.64 at 0.3-0.5 m/s).
-        rewards.gait_contact_schedule = RewTerm(
-            func=gait_contact_schedule,
-            weight=1.0,
-            params={"sensor_cfg": SceneEntityCfg("contact_forces", body_names=list(FEET_BY_LEG), preserve_order=True)},
-        )
         robot_cfg = load_robot_config("marvin")
         rewards.base_height_l2.params["target_height"] = (
             prior.gait.cfg.hip_height_m + robot_cfg["geometry"]["ankle_height_m"]
