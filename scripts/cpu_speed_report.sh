@@ -19,6 +19,10 @@ echo "== PPO iteration: Limit, 256 envs, eager 1 process vs graph 1 and 2 proces
 "$LAB" bench train --task LinkageLab-Velocity-Flat-Limit --num-envs 256 --workers 1 2 --iterations 4 --warmup 1 \
   --variant "$EAGER" --variant graph: --out "$OUT" | tee "$OUT/train_limit.txt"
 
+echo "== PPO iteration: Marvin, 256 envs, the same rows"
+"$LAB" bench train --task LinkageLab-Velocity-Flat-Marvin --num-envs 256 --workers 1 2 --iterations 3 --warmup 1 \
+  --variant "$EAGER" --variant graph: --out "$OUT" | tee "$OUT/train_marvin.txt"
+
 echo "== distance to plain MuJoCo: Limit"
 "$LAB" bench physics --task LinkageLab-Velocity-Flat-Limit --num-envs 256 | tee "$OUT/physics_limit.txt"
 
