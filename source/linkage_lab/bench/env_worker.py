@@ -10,24 +10,16 @@ import argparse
 import json
 import sys
 import time
+from typing import Any
 
 
 def measure(task: str, num_envs: int, steps: int, warmup: int, overrides: list[str]) -> dict:
     """Env-steps per second of ``task`` with zero actions, after ``warmup`` steps (kernels compiled)."""
-    import torch
-
     from linkage_lab.runtime import make_env
 
     with make_env(task, num_envs=num_envs, overrides=overrides) as (env, _):
-        unwrapped = env.unwrapped
-        env.reset()
-        actions = torch.zeros(unwrapped.num_envs, unwrapped.action_manager.total_action_dim, device=unwrapped.device)
-        for _ in range(warmup):
-            env.step(actions)
-        start = time.perf_counter()
-        for _ in range(steps):
-            env.step(actions)
-        elapsed = time.perf_counter() - start
+        actions = warm_zero_actions(env, warmup)
+        elapsed = timed_steps(env, actions, steps)
     return {
         "task": task,
         "num_envs": num_envs,
@@ -36,6 +28,26 @@ def measure(task: str, num_envs: int, steps: int, warmup: int, overrides: list[s
         "env_steps_per_s": num_envs * steps / elapsed,
         "overrides": overrides,
     }
+
+
+def warm_zero_actions(env: Any, warmup: int) -> Any:
+    """Reset ``env``, step it ``warmup`` times with zero actions (kernels compiled), return the actions."""
+    import torch
+
+    unwrapped = env.unwrapped
+    env.reset()
+    actions = torch.zeros(unwrapped.num_envs, unwrapped.action_manager.total_action_dim, device=unwrapped.device)
+    for _ in range(warmup):
+        env.step(actions)
+    return actions
+
+
+def timed_steps(env: Any, actions: Any, steps: int) -> float:
+    """Seconds for ``steps`` env steps with ``actions``."""
+    start = time.perf_counter()
+    for _ in range(steps):
+        env.step(actions)
+    return time.perf_counter() - start
 
 
 def main(argv: list[str] | None = None) -> int:

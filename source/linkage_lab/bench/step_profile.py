@@ -181,27 +181,16 @@ def install(env: Any, timers: ExclusiveTimers) -> None:
 
 def measure(task: str, num_envs: int, steps: int, warmup: int, overrides: Sequence[str]) -> dict:
     """Profile ``steps`` zero-action env steps of ``task`` after ``warmup``; exclusive seconds and shares."""
-    import torch
-
+    from linkage_lab.bench.env_worker import timed_steps, warm_zero_actions
     from linkage_lab.runtime import make_env
 
     timers = ExclusiveTimers()
     with make_env(task, num_envs=num_envs, overrides=list(overrides)) as (env, _):
-        unwrapped = env.unwrapped
-        env.reset()
-        actions = torch.zeros(unwrapped.num_envs, unwrapped.action_manager.total_action_dim, device=unwrapped.device)
-        for _ in range(warmup):
-            env.step(actions)
-        start = time.perf_counter()
-        for _ in range(steps):
-            env.step(actions)
-        plain_s = time.perf_counter() - start
-        install(unwrapped, timers)
+        actions = warm_zero_actions(env, warmup)
+        plain_s = timed_steps(env, actions, steps)
+        install(env.unwrapped, timers)
         timers.enabled = True
-        start = time.perf_counter()
-        for _ in range(steps):
-            env.step(actions)
-        profiled_s = time.perf_counter() - start
+        profiled_s = timed_steps(env, actions, steps)
         timers.enabled = False
         timers.restore()
     return {
