@@ -10,7 +10,11 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
+
+#: The line a worker prints its JSON result on.
+RESULT_PREFIX = "LINKAGE_LAB_RESULT "
 
 
 def measure(task: str, num_envs: int, steps: int, warmup: int, overrides: list[str]) -> dict:
@@ -50,17 +54,22 @@ def timed_steps(env: Any, actions: Any, steps: int) -> float:
     return time.perf_counter() - start
 
 
-def main(argv: list[str] | None = None) -> int:
+def worker_main(measure_fn: Callable[..., dict], default_steps: int, argv: list[str] | None = None) -> int:
+    """A bench worker's command line: ``--task --num-envs [--steps --warmup] [overrides]``; prints the result line."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--task", required=True)
     parser.add_argument("--num-envs", type=int, required=True)
-    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--steps", type=int, default=default_steps)
     parser.add_argument("--warmup", type=int, default=30)
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args(argv)
-    result = measure(args.task, args.num_envs, args.steps, args.warmup, args.overrides)
-    print("LINKAGE_LAB_RESULT " + json.dumps(result), flush=True)
+    result = measure_fn(args.task, args.num_envs, args.steps, args.warmup, args.overrides)
+    print(RESULT_PREFIX + json.dumps(result), flush=True)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return worker_main(measure, 200, argv)
 
 
 if __name__ == "__main__":

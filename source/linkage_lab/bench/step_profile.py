@@ -23,16 +23,12 @@ profiled throughput is printed next to the categories so that cost can be seen.
 
 from __future__ import annotations
 
-import argparse
 import collections
-import json
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
-
-RESULT_PREFIX = "LINKAGE_LAB_RESULT "
 
 #: Kernel groups by the module that defines the kernel (first match wins), then a fallback.
 KERNEL_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -266,16 +262,9 @@ def _label(row: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--task", required=True)
-    parser.add_argument("--num-envs", type=int, required=True)
-    parser.add_argument("--steps", type=int, default=100)
-    parser.add_argument("--warmup", type=int, default=30)
-    parser.add_argument("overrides", nargs="*")
-    args = parser.parse_args(argv)
-    result = measure(args.task, args.num_envs, args.steps, args.warmup, args.overrides)
-    print(RESULT_PREFIX + json.dumps(result), flush=True)
-    return 0
+    from linkage_lab.bench.env_worker import worker_main
+
+    return worker_main(measure, 100, argv)
 
 
 if __name__ == "__main__":
