@@ -54,6 +54,9 @@ def test_default_is_one_process_per_core_with_enough_envs(monkeypatch):
     assert _check_workers(None, 256, "cuda:0") == 1
     monkeypatch.setenv("LINKAGE_LAB_WORKERS", "1")
     assert _check_workers(None, 256, "cpu") == 1
+    monkeypatch.setenv("LINKAGE_LAB_WORKERS", "two")
+    with pytest.raises(TrainingConfigError, match="LINKAGE_LAB_WORKERS must be a whole number"):
+        _check_workers(None, 256, "cpu")
 
 
 def test_shipped_wall_time_sums_sessions_not_the_pause_between_them():

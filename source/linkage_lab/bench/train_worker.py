@@ -71,34 +71,16 @@ def measure(task: str, num_envs: int, iterations: int, warmup: int, overrides: l
 
 @contextlib.contextmanager
 def _vec_env(task: str, num_envs: int, overrides: list[str], workers: int) -> Iterator[tuple[Any, Any]]:
-    """The rsl-rl ``VecEnv`` and agent config of the measurement."""
-    from linkage_lab.runtime import configure_cpu_threads, make_env, resolve_configs
-
-    if workers == 1:
-        from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
-
-        with make_env(task, num_envs=num_envs, overrides=overrides) as (env, agent_cfg):
-            yield RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions), agent_cfg
-        return
-    from linkage_lab.training.parallel import ParallelVecEnv
+    """The rsl-rl ``VecEnv`` and agent config of the measurement, built as training builds them."""
+    from linkage_lab.runtime import configure_cpu_threads, resolve_configs
+    from linkage_lab.training.trainer import training_vec_env
 
     env_cfg, agent_cfg = resolve_configs(task, overrides)
-    configure_cpu_threads(env_cfg.sim.device)  # the learner's threads, as make_env sets them for one process
-    env_cfg.scene.num_envs = num_envs
-    vec = ParallelVecEnv(
-        task,
-        num_envs,
-        workers,
-        env_cfg.sim.device,
-        overrides,
-        int(agent_cfg.seed),
-        env_cfg,
-        clip_actions=agent_cfg.clip_actions,
-    )
-    try:
-        yield vec, agent_cfg
-    finally:
-        vec.close()
+    configure_cpu_threads(env_cfg.sim.device)
+    with training_vec_env(
+        task, num_envs, workers, env_cfg.sim.device, overrides, (env_cfg, agent_cfg), int(agent_cfg.seed)
+    ) as built:
+        yield built
 
 
 def main(argv: list[str] | None = None) -> int:

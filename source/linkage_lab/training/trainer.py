@@ -204,7 +204,7 @@ def train(
                     held.enter_context(run_lock(made["run_dir"]))
                 cfg.log_dir = str(made["run_dir"])
 
-            training_env = _training_env(
+            training_env = training_vec_env(
                 task, env_count, worker_count, device, run_overrides, (env_cfg, agent_cfg), seed_value, prepare
             )
             with training_env as (env, run_agent_cfg):
@@ -302,8 +302,11 @@ def default_workers(num_envs: int, device: str) -> int:
     """
     import os
 
-    if os.environ.get("LINKAGE_LAB_WORKERS"):
-        return int(os.environ["LINKAGE_LAB_WORKERS"])
+    text = os.environ.get("LINKAGE_LAB_WORKERS", "").strip()
+    if text:
+        if not text.isdigit():
+            raise TrainingConfigError(f"LINKAGE_LAB_WORKERS must be a whole number, got {text!r}")
+        return int(text)
     if not device.startswith("cpu"):
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -327,7 +330,7 @@ def _check_workers(workers: int | None, num_envs: int, device: str) -> int:
 
 
 @contextlib.contextmanager
-def _training_env(
+def training_vec_env(
     task: str,
     num_envs: int,
     workers: int,
@@ -335,9 +338,15 @@ def _training_env(
     overrides: list[str],
     configs: tuple[Any, Any],
     seed: int,
-    prepare: Any,
+    prepare: Any = None,
 ) -> Iterator[tuple[Any, Any]]:
-    """The run's rsl-rl ``VecEnv`` and agent config: one Isaac Lab env here, or ``workers`` processes."""
+    """The run's rsl-rl ``VecEnv`` and agent config: one Isaac Lab env here, or ``workers`` processes.
+
+    Args:
+        configs: The task's resolved ``(env_cfg, agent_cfg)`` with ``overrides`` applied.
+        seed: The env seed (worker ``r`` of several uses ``seed + r``).
+        prepare: Called with the env config before the envs are built (the run folder, the seed).
+    """
     if workers == 1:
         from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 
@@ -351,7 +360,8 @@ def _training_env(
 
     env_cfg, agent_cfg = configs
     env_cfg.scene.num_envs = num_envs
-    prepare(env_cfg)
+    if prepare is not None:
+        prepare(env_cfg)
     say(f"starting {workers} simulation processes ({num_envs} envs)")
     vec = ParallelVecEnv(
         task, num_envs, workers, device, overrides, seed, env_cfg, env_cfg.log_dir, agent_cfg.clip_actions
