@@ -34,11 +34,31 @@ def _load_cached(path: Path) -> dict[str, Any]:
     return data
 
 
+def load_config_file(path: Path) -> dict[str, Any]:
+    """Return a fresh copy of the robot config at ``path`` as nested dicts (parsed once, then cached).
+
+    Raises:
+        ConfigError: The file is missing or not a YAML mapping.
+    """
+    return copy.deepcopy(_load_cached(Path(path).resolve()))
+
+
+def robot_config_path(name: str) -> Path:
+    """The config file of robot ``name``: its registered ``RobotSpec.config_path``, else
+    ``configs/robots/<name>.yaml``."""
+    from linkage_lab.robots.registry import UnknownRobot, get_robot
+
+    try:
+        return get_robot(name).config_path
+    except UnknownRobot:
+        return ROBOT_CONFIG_DIR / f"{name}.yaml"
+
+
 def load_robot_config(name: str) -> dict[str, Any]:
-    """Return a fresh copy of ``configs/robots/<name>.yaml`` as nested dicts.
+    """Return a fresh copy of robot ``name``'s config (see :func:`robot_config_path`) as nested dicts.
 
     Args:
-        name: Robot name, e.g. ``"limit"`` or ``"marvin"``.
+        name: Robot name, a registered robot's or one of ``configs/robots``.
 
     Returns:
         The parsed config. The caller may mutate it: every call returns a deep copy.
@@ -46,7 +66,7 @@ def load_robot_config(name: str) -> dict[str, Any]:
     Raises:
         ConfigError: The file is missing or not a YAML mapping.
     """
-    return copy.deepcopy(_load_cached(ROBOT_CONFIG_DIR / f"{name}.yaml"))
+    return load_config_file(robot_config_path(name))
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

@@ -118,7 +118,7 @@ def _check_bundle(bundle, checkpoint) -> dict:
 
 
 def test_limit_export_bundle_in_canonical_joint_order(limit_bundle, limit_checkpoint):
-    from linkage_lab.robots.limit_joints import JOINT_IDS, JOINT_NAMES
+    from linkage_lab.robots.limit.joints import JOINT_IDS, JOINT_NAMES
 
     metadata = _check_bundle(limit_bundle, limit_checkpoint)
     assert metadata["robot"] == "limit" and metadata["task"] == LIMIT
@@ -187,7 +187,7 @@ def test_marvin_eval_replays_the_ankles(marvin_checkpoint, tmp_path):
 
 def test_marvin_export_bundle_with_the_ankle_bridge(marvin_checkpoint, tmp_path):
     from linkage_lab.export.bundle import export_bundle
-    from linkage_lab.robots.marvin import JOINT_NAMES
+    from linkage_lab.robots.marvin.articulation import JOINT_NAMES
 
     bundle = export_bundle(MARVIN, marvin_checkpoint, tmp_path / "marvin", device="cpu")
     metadata = _check_bundle(bundle, marvin_checkpoint)

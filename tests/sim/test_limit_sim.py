@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from linkage_lab.robots.limit_joints import JOINT_NAMES
+from linkage_lab.robots.limit.joints import JOINT_NAMES
 
 pytestmark = pytest.mark.sim
 TASK = "LinkageLab-Velocity-Flat-Limit"
@@ -13,7 +13,7 @@ TASK = "LinkageLab-Velocity-Flat-Limit"
 
 def test_limit_stands_with_zero_actions(build_env, zero_actions):
     from linkage_lab.config import load_robot_config
-    from linkage_lab.robots.limit import standing_height_m
+    from linkage_lab.robots.limit.articulation import standing_height_m
 
     standing = standing_height_m(load_robot_config("limit"))
     # No pushes or velocity kicks: the robot should just stand.

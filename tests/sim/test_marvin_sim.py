@@ -12,7 +12,7 @@ TASK = "LinkageLab-Velocity-Flat-Marvin"
 @pytest.mark.parametrize("ankle", ["diamond", "box"])
 def test_marvin_stands_two_seconds(ankle, build_env, zero_actions):
     from linkage_lab.config import load_robot_config
-    from linkage_lab.robots.marvin import standing_height_m
+    from linkage_lab.robots.marvin.articulation import standing_height_m
 
     standing = standing_height_m(load_robot_config("marvin"))
     with build_env(TASK, num_envs=2, overrides=(f"presets={ankle}", "env.events.push_robot=null")) as (

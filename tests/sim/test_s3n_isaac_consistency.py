@@ -12,10 +12,10 @@ MODELS = ("kin_only", "s3n_act", "s3n_full")
 
 
 def test_urdf_leg_body_lumps_the_generated_lower_leg():
-    from linkage_lab.validation.standalone_leg import urdf_leg_body
+    from linkage_lab.robots.limit.s3n import described_leg
 
-    body, across_m = urdf_leg_body("fl", ankle_rad=0.6)
-    # By hand from configs/robots/limit.yaml and description/limit.py: the lower link is the
+    body, across_m = described_leg("fl", ankle_rad=0.6)
+    # By hand from configs/robots/limit.yaml and robots/limit/description.py: the lower link is the
     # 0.085 m rod (0.10 kg) and the ankle motor 15 mm below the knee (0.38 kg), then, turned 0.6 rad
     # with the ankle about the ankle axis 85 mm below the knee, the ankle block's centre 2 mm below
     # that axis (0.08 kg) and the foot plate's at (+10 mm, -7 mm) (0.05 kg).

@@ -22,8 +22,9 @@ SPRINT_FIELDS = {
 
 
 def test_scripted_marvin_stays_up_for_3_s_of_stepping(build_env):
-    from linkage_lab.gait.biped import BipedGait, marvin_sprint_gait_cfg
+    from linkage_lab.gait.biped import BipedGait
     from linkage_lab.gait.policy import ScriptedPolicy
+    from linkage_lab.robots.marvin.gait import marvin_sprint_gait_cfg
 
     # The diamond (the task's default ankle model) here; the races below run both models.
     with build_env("LinkageLab-Sprint-Marvin", num_envs=1, overrides=("presets=diamond",)) as (env, _):
@@ -105,7 +106,7 @@ def test_scripted_limit_trot_through_eval(tmp_path, monkeypatch):
     assert 0.05 < tracking["lin_vel_xy_rms_mps"] < 0.3
     assert tracking["yaw_rate_rms_radps"] < 0.3
     # Footfalls: each foot lands about once per trot cycle (limit_trot_cfg: 2.5 Hz), diagonal pairs together.
-    from linkage_lab.gait.trot import limit_trot_cfg
+    from linkage_lab.robots.limit.gait import limit_trot_cfg
 
     footfalls = saved["footfalls"]
     assert [f["body"] for f in footfalls["feet"]] == ["fl_foot", "fr_foot", "rl_foot", "rr_foot"]

@@ -13,17 +13,17 @@ import torch
 
 from linkage_lab.config import load_robot_config
 from linkage_lab.dynamics.drive import LinkageDrive
-from linkage_lab.kinematics.ankle_transmission import marvin_ankle
+from linkage_lab.kinematics.ankle_transmission import rsu_ankle_transmission
 from linkage_lab.kinematics.rsu_geometry import load_ankle_geometry
-from linkage_lab.robots.marvin import ANKLE_REFLECTED_ARMATURE, ankle_actuator_cfg
+from linkage_lab.robots.marvin.articulation import ANKLE_REFLECTED_ARMATURE, ankle_actuator_cfg
 from linkage_lab.validation.ankle_armature import (
     ankle_chirp,
-    marvin_ankle_drive_cfgs,
+    ankle_drive_cfgs,
     run_oracle_ankle,
     run_serial_ankle,
     unstable_poses,
 )
-from linkage_lab.validation.ankle_oracle import AnkleOracle, AnkleOracleCfg, SerialAnkle, marvin_foot_parts
+from linkage_lab.validation.ankle_oracle import AnkleOracle, AnkleOracleCfg, SerialAnkle, ankle_parts
 
 pytestmark = pytest.mark.unit
 
@@ -38,7 +38,7 @@ def rotor_inertia() -> float:
 
 def fd_jacobian(side: str, pose, eps: float = 1e-6) -> np.ndarray:
     """``∂φ/∂q`` by central differences of the IK (rows motors, columns pitch, roll)."""
-    transmission = marvin_ankle(side)
+    transmission = rsu_ankle_transmission(side)
     columns = []
     for k in range(2):
         step = torch.zeros(1, 2, dtype=torch.float64)
@@ -104,12 +104,12 @@ def test_reflected_model_inertia_is_jt_jbar_j_at_every_pose(side, pose):
 def test_oracle_carries_the_rotors_through_the_linkage():
     """The closed chain's response to a joint torque from rest is that of ``M_foot + Jᵀ diag(J̄) J``
     (within its light cranks and rods), with ``J`` from the IK: the oracle and the library agree."""
-    cross, foot = marvin_foot_parts()
+    cross, foot = ankle_parts("marvin")
     pose = (-0.45, 0.2)
     oracle = AnkleOracle(AnkleOracleCfg(load_ankle_geometry(), cross, foot, rotor_inertia(), timestep_s=1e-4))
     oracle.model.opt.gravity[:] = 0.0
     jacobian = fd_jacobian("left", pose)
-    motor_pos = marvin_ankle("left").motor_position(torch.tensor([pose], dtype=torch.float64))[0].numpy()
+    motor_pos = rsu_ankle_transmission("left").motor_position(torch.tensor([pose], dtype=torch.float64))[0].numpy()
     measured = []
     for torque in np.eye(2):
         oracle.reset(pose, motor_pos)
@@ -124,7 +124,7 @@ def test_oracle_carries_the_rotors_through_the_linkage():
 def test_default_is_the_most_faithful_armature_that_is_stable_everywhere():
     """Against the oracle the pose-dependent armature tracks best (the paper's unfiltered recipe even
     better), but only the low-passed one holds every pose of the range: the default is that one."""
-    configs, transmission = marvin_ankle_drive_cfgs(DT)
+    configs, transmission = ankle_drive_cfgs(DT, robot="marvin")
     errors = {model: [] for model in configs}
     for pose in ((0.0, 0.0), (-0.45, 0.2)):
         targets = ankle_chirp(pose, 2.0, DT)

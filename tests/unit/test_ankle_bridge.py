@@ -200,16 +200,17 @@ def test_ankle_geometry_preset_follows_the_actuator_transmissions():
 def test_bundle_bridge_uses_the_trained_ankle_preset(tmp_path, preset):
     """The bundle's deploy writer builds the bridge of the trained preset, not ``marvin``'s."""
     from linkage_lab.export import bundle
+    from linkage_lab.robots.marvin.bundle import ANKLE_BRIDGE_DIR
 
     # What policy_metadata reads off an env whose ankle actuator uses ``marvin_ankle_<side>:<preset>``.
     transmissions = [f"marvin_ankle_{side}:{preset}" for side in ankle_bridge.SIDES]
     metadata = {"robot": "marvin", "ankle_preset": ankle_geometry_preset(transmissions)}
-    writer, extra = bundle._deploy_writer(metadata)
-    files = writer(tmp_path, {**metadata, **extra})
+    deploy = bundle.robot_deploy(metadata)
+    files = deploy.write(tmp_path, {**metadata, **deploy.metadata})
     for side in ankle_bridge.SIDES:
         name = ankle_bridge.bridge_filename(side, "ik")
-        assert f"{bundle.ANKLE_BRIDGE_DIR}/{name}" in files
-        path = tmp_path / bundle.ANKLE_BRIDGE_DIR / name
+        assert f"{ANKLE_BRIDGE_DIR}/{name}" in files
+        path = tmp_path / ANKLE_BRIDGE_DIR / name
         assert {p.key: p.value for p in onnx.load(path).metadata_props}["linkage_lab.preset"] == preset
         session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
         poses = random_poses(side, 300, seed=10)

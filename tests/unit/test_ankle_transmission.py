@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from linkage_lab.kinematics import ankle_bench
-from linkage_lab.kinematics.ankle_transmission import RSUAnkleTransmission, marvin_ankle
+from linkage_lab.analysis import ankle_bench
+from linkage_lab.kinematics.ankle_transmission import RSUAnkleTransmission, rsu_ankle_transmission
 from linkage_lab.kinematics.rsu_ankle import UnreachablePoseError
 from linkage_lab.kinematics.rsu_fk import ForwardKinematicsError
 from linkage_lab.kinematics.transmission import Transmission
@@ -17,7 +17,7 @@ F64 = torch.float64
 
 
 def test_is_a_transmission_with_motor_positions_from_neutral():
-    ankle = marvin_ankle()
+    ankle = rsu_ankle_transmission()
     assert isinstance(ankle, Transmission) and isinstance(ankle, RSUAnkleTransmission)
     assert ankle.num_joints == 2 and not ankle.is_constant
     assert ankle.motor_position(torch.zeros(2, dtype=F64)).abs().max() < 1e-12
@@ -26,7 +26,7 @@ def test_is_a_transmission_with_motor_positions_from_neutral():
 
 
 def test_round_trips_through_the_interface():
-    ankle = marvin_ankle(side="right")
+    ankle = rsu_ankle_transmission(side="right")
     joint_pos = torch.tensor([[0.3, -0.2], [-0.5, 0.1], [0.0, 0.3]], dtype=F64)
     motor_pos = ankle.motor_position(joint_pos)
     assert torch.allclose(ankle.joint_position(motor_pos, joint_pos + 0.05), joint_pos, atol=1e-9)
@@ -44,7 +44,7 @@ def test_round_trips_through_the_interface():
 
 
 def test_clamp_and_errors():
-    ankle = marvin_ankle()
+    ankle = rsu_ankle_transmission()
     pose = torch.tensor([0.2, 0.1], dtype=F64)
     applied = ankle.clamp_joint_torque(torch.tensor([400.0, 0.0], dtype=F64), pose)
     assert ankle.motor_torque(applied, pose).abs().max() == pytest.approx(60.0)
@@ -52,8 +52,8 @@ def test_clamp_and_errors():
         ankle.jacobian(torch.tensor([-1.4, 0.0], dtype=F64))
     with pytest.raises(ForwardKinematicsError):
         ankle.joint_position(torch.tensor([float("nan"), 0.0], dtype=F64))
-    assert marvin_ankle(preset="rs06").geometry.motor.name == "RS06"
-    assert marvin_ankle(motor="rs04").geometry.motor.peak_nm == 120.0
+    assert rsu_ankle_transmission(preset="rs06").geometry.motor.name == "RS06"
+    assert rsu_ankle_transmission(motor="rs04").geometry.motor.peak_nm == 120.0
 
 
 def test_bench_runs_small():
@@ -69,7 +69,7 @@ def test_bench_runs_small():
 def test_transmission_quality_is_at_most_one_and_falls_towards_the_corners():
     from linkage_lab.kinematics.rsu_ankle import transmission_quality
 
-    ankle = marvin_ankle()
+    ankle = rsu_ankle_transmission()
     poses = torch.tensor([[0.0, 0.0], [0.6, 0.3], [-0.6, -0.3]], dtype=torch.float64)
     quality = ankle.transmission_quality(poses)
     assert torch.equal(quality, transmission_quality(ankle.geometry, poses))

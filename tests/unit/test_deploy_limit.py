@@ -13,7 +13,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from linkage_lab.deploy.limit import (
+from linkage_lab.robots.limit.deploy import (
     ImuSample,
     JointSample,
     LimitDeployConfig,
@@ -21,7 +21,7 @@ from linkage_lab.deploy.limit import (
     WireMap,
     write_deploy_config,
 )
-from linkage_lab.robots.limit_joints import JOINT_IDS, JOINT_NAMES
+from linkage_lab.robots.limit.joints import JOINT_IDS, JOINT_NAMES
 
 pytestmark = pytest.mark.unit
 
@@ -295,7 +295,7 @@ def test_module_imports_without_torch():
         "import sys\n"
         "sys.modules['torch'] = None\n"
         "sys.modules['isaaclab'] = None\n"
-        "import linkage_lab.deploy.limit\n"
+        "import linkage_lab.robots.limit.deploy\n"
         "assert 'yaml' not in sys.modules, 'deploy.limit should not need pyyaml on the robot'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -7,7 +7,8 @@ import math
 import pytest
 import torch
 
-from linkage_lab.gait import BipedGait, LegReachError, TorsoState, heading_turn, leg_fk, marvin_gait_cfg
+from linkage_lab.gait import BipedGait, LegReachError, TorsoState, heading_turn, leg_fk
+from linkage_lab.robots.marvin.gait import marvin_gait_cfg
 
 pytestmark = pytest.mark.unit
 
@@ -276,8 +277,8 @@ def test_lateral_placement_moves_the_swing_foot_sideways_with_a_flat_sole():
 def test_describe_keeps_every_number_of_the_sprint_gait():
     import json
 
-    from linkage_lab.gait.biped import MARVIN_SPRINT_GAIT, marvin_sprint_gait_cfg
     from linkage_lab.gait.policy import describe
+    from linkage_lab.robots.marvin.gait import MARVIN_SPRINT_GAIT, marvin_sprint_gait_cfg
 
     info = describe(BipedGait(marvin_sprint_gait_cfg()))
     assert info["gait"] == "BipedGait"

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from linkage_lab.gait import BipedGait, leg_fk
-from linkage_lab.gait.biped import marvin_sprint_gait_cfg
 from linkage_lab.gait.commanded import CommandedBipedGait, GaitCommandCfg, gait_observation, torso_from_body
 from linkage_lab.gait.policy import quat_xyzw_to_rpy
+from linkage_lab.robots.marvin.gait import marvin_sprint_gait_cfg
 
 pytestmark = pytest.mark.unit
 

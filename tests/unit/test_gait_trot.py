@@ -7,7 +7,8 @@ import math
 import pytest
 import torch
 
-from linkage_lab.gait import TrotGait, leg_fk, limit_trot_cfg, step_length_for_velocity
+from linkage_lab.gait import TrotGait, leg_fk, step_length_for_velocity
+from linkage_lab.robots.limit.gait import limit_trot_cfg
 
 pytestmark = pytest.mark.unit
 

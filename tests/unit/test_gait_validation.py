@@ -7,13 +7,8 @@ import math
 
 import pytest
 
-from linkage_lab.gait.biped import (
-    BipedGaitCfg,
-    check_gait_overrides,
-    gait_parameter_names,
-    marvin_gait_cfg,
-    marvin_sprint_gait_cfg,
-)
+from linkage_lab.gait.biped import BipedGaitCfg, check_gait_overrides, gait_parameter_names
+from linkage_lab.robots.marvin.gait import marvin_gait_cfg, marvin_sprint_gait_cfg
 
 pytestmark = pytest.mark.unit
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from linkage_lab.robots import limit_joints as jt
+from linkage_lab.robots.limit import joints as jt
 
 pytestmark = pytest.mark.unit
 

@@ -7,8 +7,8 @@ import torch
 from isaaclab.utils.types import ArticulationActions
 
 from linkage_lab.config import load_robot_config
-from linkage_lab.kinematics.ankle_transmission import marvin_ankle
-from linkage_lab.robots.marvin import ankle_actuator_cfg
+from linkage_lab.kinematics.ankle_transmission import rsu_ankle_transmission
+from linkage_lab.robots.marvin.articulation import ankle_actuator_cfg
 
 pytestmark = pytest.mark.unit
 
@@ -41,7 +41,7 @@ def finite_difference_jacobian(transmission, pose: torch.Tensor, eps: float = 1e
 
 
 def test_box_limits_come_from_geometry_and_motor():
-    from linkage_lab.robots.marvin import ankle_box_limits
+    from linkage_lab.robots.marvin.articulation import ankle_box_limits
 
     box = ankle_box_limits()
     # robots.md §2.4 quotes ratios rounded to 0.99 / 0.67: the geometry gives them to ~0.3 %.
@@ -80,7 +80,7 @@ def test_diamond_outside_lands_each_motor_at_its_limit(side, columns):
     pose = torch.tensor([[0.3, 0.2, 0.3, -0.2]])
     target = pose + torch.tensor([[0.5, 0.3, 0.5, -0.3]])  # 150 / 90 N·m asked: far outside
     effort = run(actuator, target, pose)[0, columns].double()
-    transmission = marvin_ankle(side)
+    transmission = rsu_ankle_transmission(side)
     jac = finite_difference_jacobian(transmission, pose[0, columns].double())
     motor = torch.linalg.solve(jac.T, effort)
     peak = 60.0
@@ -112,7 +112,7 @@ def test_joint_and_motor_space_pd_agree_for_small_errors_at_neutral():
 
 def test_motor_gains_are_never_the_joint_gains_copied():
     """K_m = J⁻ᵀ K_j J⁻¹ ≠ K_j: copying kp to the motors would give a different joint torque."""
-    jac = finite_difference_jacobian(marvin_ankle("left"), torch.tensor([0.0, 0.0], dtype=torch.float64))
+    jac = finite_difference_jacobian(rsu_ankle_transmission("left"), torch.tensor([0.0, 0.0], dtype=torch.float64))
     joint_gain = torch.diag(torch.tensor([KP, KP], dtype=torch.float64))
     jac_inv = torch.linalg.inv(jac)
     motor_gain = jac_inv.T @ joint_gain @ jac_inv
@@ -198,7 +198,7 @@ def test_feed_forward_effort_respects_the_diamond():
     pose = torch.tensor([[0.1, 0.05, 0.0, 0.0]])
     feed_forward = torch.tensor([[400.0, 0.0, 5.0, -3.0]])  # 400 N·m of pitch: beyond 2 × 60 N·m
     effort = actuator_step(actuator, pose, torch.zeros_like(pose), effort=feed_forward)[0]
-    jac = finite_difference_jacobian(marvin_ankle("left"), pose[0, :2].double())
+    jac = finite_difference_jacobian(rsu_ankle_transmission("left"), pose[0, :2].double())
     motor = torch.linalg.solve(jac.T, effort[:2].double())
     assert motor.abs().max().item() == pytest.approx(60.0, rel=1e-3)
     # Inside the diamond the feed-forward passes unchanged (the PD adds nothing at the target).

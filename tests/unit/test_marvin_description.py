@@ -224,6 +224,6 @@ def _linkage_lab_imports(module: str, package_dir: Path, seen: set[str]) -> set[
 
 
 def test_generator_is_free_of_isaac_lab():
-    imported = _linkage_lab_imports("linkage_lab.description.marvin", Path(linkage_lab.__file__).parent, set())
+    imported = _linkage_lab_imports("linkage_lab.robots.marvin.description", Path(linkage_lab.__file__).parent, set())
     assert "linkage_lab" in imported  # the walk did follow the imports
     assert not {"isaaclab", "isaacsim", "omni"} & imported

@@ -19,7 +19,7 @@ from linkage_lab.actuators.linkage_actuator import drive_cfg
 from linkage_lab.config import load_robot_config
 from linkage_lab.dynamics.drive import LinkageDrive
 from linkage_lab.kinematics.transmission import parallelogram_leg
-from linkage_lab.robots.limit import leg_actuator_cfg, limit_articulation_cfg
+from linkage_lab.robots.limit.articulation import leg_actuator_cfg, limit_articulation_cfg
 
 pytestmark = pytest.mark.unit
 

@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
-from linkage_lab.evaluation.replay import AnkleReplay, marvin_ankle_replay
-from linkage_lab.kinematics.ankle_transmission import marvin_ankle
+from linkage_lab.evaluation.replay import AnkleReplay, rsu_ankle_replay
+from linkage_lab.kinematics.ankle_transmission import rsu_ankle_transmission
 from linkage_lab.kinematics.transmission import parallelogram_leg
 
 pytestmark = pytest.mark.unit
@@ -35,7 +35,7 @@ def synthetic_trace(seed: int = 0, steps: int = 40, envs: int = 3):
     not depend on the last digits of J.
     """
     generator = torch.Generator().manual_seed(seed)
-    ankles = {"left": marvin_ankle("left"), "right": marvin_ankle("right")}
+    ankles = {"left": rsu_ankle_transmission("left"), "right": rsu_ankle_transmission("right")}
     shape = (steps, envs, 2)
     pitch = (torch.rand(shape, generator=generator, dtype=F64) * 2 - 1) * 0.6
     roll = (torch.rand(shape, generator=generator, dtype=F64) * 2 - 1) * 0.3
@@ -108,7 +108,7 @@ def test_constant_transmission_by_hand_and_single_sample_shape():
 
 
 def test_unreachable_pose_is_invalid_not_fatal_and_shapes_are_checked():
-    replay = marvin_ankle_replay()
+    replay = rsu_ankle_replay()
     assert replay.peak_nm == PEAK and replay.rated_nm == RATED and replay.names == ["left", "right"]
     torque = torch.tensor([[[10.0, 0.0], [10.0, 0.0]], [[10.0, 0.0], [10.0, 0.0]]], dtype=F64)
     pose = torch.tensor([[[-1.4, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]]], dtype=F64)
@@ -121,7 +121,7 @@ def test_unreachable_pose_is_invalid_not_fatal_and_shapes_are_checked():
 
 
 def test_empty_replay_summary_has_no_numbers():
-    summary = marvin_ankle_replay().summary()
+    summary = rsu_ankle_replay().summary()
     assert summary["overall"]["fraction_outside"] is None and summary["overall"]["worst"] is None
     assert summary["ankles"]["left"]["rms_motor_nm"] == {"a": None, "b": None}
 

@@ -138,6 +138,7 @@ def fake_robot_info(monkeypatch):
     limits = {n: robot_info.JointLimit(4.0, "test") for n in JOINTS}
     monkeypatch.setattr(robot_info, "joint_effort_limits", lambda env, names: limits)
     monkeypatch.setattr(robot_info, "linkage_ankles", lambda env: dict(ANKLES))
+    monkeypatch.setattr(robot_info, "robot_name", lambda env: "marvin")
     groups = [{"joints": list(j), "transmission": f"marvin_ankle_{s}"} for s, j in ANKLES.items()]
     monkeypatch.setattr(robot_info, "linkage_groups", lambda env: groups)
 

@@ -19,9 +19,10 @@ from linkage_lab.deploy.residual_gait import (
     gait_metadata,
     write_gait_graph,
 )
-from linkage_lab.gait.biped import BipedGait, marvin_sprint_gait_cfg
+from linkage_lab.gait.biped import BipedGait
 from linkage_lab.gait.commanded import CommandedBipedGait, GaitCommandCfg, gait_observation
-from linkage_lab.robots.marvin import JOINT_NAMES
+from linkage_lab.robots.marvin.articulation import JOINT_NAMES
+from linkage_lab.robots.marvin.gait import marvin_sprint_gait_cfg
 
 pytestmark = pytest.mark.unit
 

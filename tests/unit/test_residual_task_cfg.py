@@ -73,8 +73,8 @@ def test_plain_marvin_task_and_runner_are_unchanged():
 
 
 def test_marvin_prior_is_the_sprint_gait_without_its_lane_loop():
-    from linkage_lab.gait.biped import MARVIN_SPRINT_GAIT
-    from linkage_lab.robots.marvin import JOINT_NAMES
+    from linkage_lab.robots.marvin.articulation import JOINT_NAMES
+    from linkage_lab.robots.marvin.gait import MARVIN_SPRINT_GAIT
     from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import marvin_gait_prior
 
     prior = marvin_gait_prior(0.02, list(JOINT_NAMES))

@@ -12,17 +12,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from linkage_lab.analysis.fidelity import FidelityCfg, chirp_targets
+from linkage_lab.analysis.oracle import OracleCfg
 from linkage_lab.config import load_robot_config
-from linkage_lab.dynamics.fidelity import FidelityCfg, chirp_targets
-from linkage_lab.dynamics.oracle import OracleCfg
-from linkage_lab.robots.limit import LEG_ACCELERATION_ESTIMATE, leg_actuator_cfg
+from linkage_lab.robots.limit.articulation import LEG_ACCELERATION_ESTIMATE, leg_actuator_cfg
+from linkage_lab.robots.limit.s3n import leg_body
 from linkage_lab.validation.contact_estimate import (
     constrained_inverse_inertia,
     contact_winner,
     jump_ratio,
-    limit_contact_ratios,
     ratio_verdict,
     rig_jump_ratio,
+    robot_contact_ratios,
 )
 from linkage_lab.validation.isaac_leg import task_drive_cfg
 from linkage_lab.validation.stance_leg import (
@@ -33,7 +34,6 @@ from linkage_lab.validation.stance_leg import (
     run_oracle_rig,
     winner,
 )
-from linkage_lab.validation.standalone_leg import urdf_leg_body
 
 pytestmark = pytest.mark.unit
 
@@ -43,7 +43,7 @@ STANDING = (0.6, -1.2)
 
 @pytest.fixture(scope="module")
 def body():
-    return urdf_leg_body("fl", 0.6)[0]
+    return leg_body("fl", 0.6)
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +98,7 @@ def test_jump_ratio_predicts_the_rig_simulation(body, targets, mass_kg, expected
 
 
 def test_limit_task_default_is_the_estimate_that_wins_in_contact():
-    ratios = limit_contact_ratios(task_drive_cfg("s3n_act", DT))
+    ratios = robot_contact_ratios(task_drive_cfg("s3n_act", DT), "limit")
     in_contact = contact_winner(ratios, foot_model="flat")
     assert in_contact is not None, f"the stance legs disagree: {ratios}"
     assert LEG_ACCELERATION_ESTIMATE == in_contact

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from linkage_lab.dynamics.drive import LinkageDrive, LinkageDriveCfg, limit_drive_cfg
+from linkage_lab.dynamics.drive import LinkageDrive, LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3NCfg
 from linkage_lab.kinematics.transmission import Transmission, parallelogram_leg
+from linkage_lab.robots.limit.s3n import leg_drive_cfg
 
 pytestmark = pytest.mark.unit
 
@@ -198,7 +199,7 @@ def test_command_delay_one_step_and_reset():
 
 
 def test_batched_envs_and_legs_float32():
-    drive = LinkageDrive(limit_drive_cfg("s3n_full"), parallelogram_leg())
+    drive = LinkageDrive(leg_drive_cfg("s3n_full"), parallelogram_leg())
     q = torch.zeros(8, 4, 2)
     out = drive.compute(q + 0.1, q, q, q, DT)
     assert out.joint_torque.shape == (8, 4, 2) and out.joint_torque.dtype == torch.float32

@@ -7,12 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from linkage_lab.dynamics.oracle import ParallelogramOracle
-from linkage_lab.dynamics.serial_leg import MujocoSerialLeg, limit_leg_body
+from linkage_lab.analysis.oracle import OracleCfg, ParallelogramOracle
+from linkage_lab.dynamics.serial_leg import LegBody, MassPart, MujocoSerialLeg, PlanarLink
 
 pytestmark = pytest.mark.unit
 
-# The Limit's leg (limit.yaml, placements of serial_leg.py), worked out by hand:
+# A hand-built leg, the oracle of these tests (Limit-like numbers; the task's leg body comes from the
+# generated description, robots/limit/s3n.py, and is checked in test_limit_s3n.py), worked out by hand:
 # thigh: 0.15 kg rod, 0.100 m, radius 0.012 m: I_com = 0.15 (3·0.012² + 0.1²)/12 = 1.304e-4,
 #   about the hip 1.304e-4 + 0.15·0.05² = 5.054e-4.
 # lower link about the knee: rod 0.10 kg over 0.085 m (6.3808e-5 + 0.1·0.0425²), ankle motor
@@ -25,8 +26,26 @@ M2_LC2 = 0.021
 L1 = 0.1
 
 
-def test_limit_leg_body_by_hand():
-    a, b, c = limit_leg_body().serial_link_kgm2()
+def _rod(mass: float, length: float, radius: float = 0.012) -> MassPart:
+    return MassPart(mass, length / 2.0, mass * (3.0 * radius**2 + length**2) / 12.0)
+
+
+HAND_BODY = LegBody(
+    thigh=PlanarLink.lumped([_rod(0.15, L1)]),
+    shank=PlanarLink.lumped(
+        [
+            _rod(0.10, 0.085),
+            MassPart(0.38, 0.015, 0.5 * 0.38 * 0.030**2),
+            MassPart(0.13, 0.085, 0.05 * 0.06**2 / 12.0),
+        ]
+    ),
+    thigh_length_m=L1,
+    shank_length_m=0.085,
+)
+
+
+def test_hand_body_lumps_by_hand():
+    a, b, c = HAND_BODY.serial_link_kgm2()
     assert c == pytest.approx(C_KNEE, rel=1e-6)
     assert b == pytest.approx(L1 * M2_LC2, rel=1e-9)
     assert a == pytest.approx(THIGH_ABOUT_HIP + C_KNEE + M2 * L1**2, rel=1e-6)
@@ -34,7 +53,7 @@ def test_limit_leg_body_by_hand():
 
 @pytest.mark.parametrize("knee", [-1.2, 0.4])
 def test_serial_mujoco_mass_matrix_is_the_two_link_form(knee):
-    leg = MujocoSerialLeg(limit_leg_body(), (0.0162, 0.0162), (0.0, 0.0))
+    leg = MujocoSerialLeg(HAND_BODY, (0.0162, 0.0162), (0.0, 0.0))
     a = THIGH_ABOUT_HIP + C_KNEE + M2 * L1**2
     b = L1 * M2_LC2
     expected = [
@@ -45,7 +64,7 @@ def test_serial_mujoco_mass_matrix_is_the_two_link_form(knee):
 
 
 def test_oracle_motor_space_inertia_by_hand():
-    oracle = ParallelogramOracle()
+    oracle = ParallelogramOracle(OracleCfg(body=HAND_BODY))
     # Crank 0.02 kg, r = 0.025 m; rod 0.02 kg, 0.1 m, parallel to the thigh, pinned r behind the shank:
     # M₁₁ = J̄₁ + thigh + m₂ l₁² + rod (l₁²/12 + l₁²/4) = 0.0162 + 5.054e-4 + 0.0061 + 6.6667e-5
     # M₁₂ = m₂ l₁ l_c2 − m_rod r l₁/2 = 0.0021 − 2.5e-5
@@ -59,7 +78,7 @@ def test_oracle_motor_space_inertia_by_hand():
 
 
 def test_loop_closure_holds_under_pd_motion():
-    oracle = ParallelogramOracle()
+    oracle = ParallelogramOracle(OracleCfg(body=HAND_BODY))
     target = np.array([0.6, -0.6])
     oracle.reset(target)
     worst_gap, worst_branch = 0.0, 0.0
@@ -76,7 +95,7 @@ def test_loop_closure_holds_under_pd_motion():
 
 
 def test_motor_angle_is_the_lower_link_absolute_angle():
-    oracle = ParallelogramOracle()
+    oracle = ParallelogramOracle(OracleCfg(body=HAND_BODY))
     oracle.reset((0.5, -0.4))
     for _ in range(200):
         oracle.step((0.5, -0.3))

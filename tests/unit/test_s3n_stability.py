@@ -10,10 +10,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from linkage_lab.dynamics.drive import LinkageDrive, limit_drive_cfg
+from linkage_lab.dynamics.drive import LinkageDrive
 from linkage_lab.dynamics.s3n import two_link_inertia
-from linkage_lab.dynamics.serial_leg import TorchSerialLeg, limit_leg_body
+from linkage_lab.dynamics.serial_leg import TorchSerialLeg
 from linkage_lab.kinematics.transmission import parallelogram_leg
+from linkage_lab.robots.limit.s3n import leg_body, leg_drive_cfg
 
 pytestmark = pytest.mark.unit
 
@@ -28,7 +29,7 @@ def hold_standing_pose(drive: LinkageDrive, dt: float, duration_s: float = 1.0, 
     """
     gen = torch.Generator().manual_seed(0)
     start = STANDING + 0.2 * (2.0 * torch.rand(legs, 2, dtype=torch.float64, generator=gen) - 1.0)
-    leg = TorchSerialLeg(limit_leg_body(), drive.native_armature(), drive.native_damping(), start)
+    leg = TorchSerialLeg(leg_body(), drive.native_armature(), drive.native_damping(), start)
     leg.joint_vel = torch.randn(legs, 2, dtype=torch.float64, generator=gen)
     target = STANDING.expand(legs, 2)
     speeds = []
@@ -49,7 +50,7 @@ def assert_settles(speeds: torch.Tensor) -> None:
 
 
 def loop_gain(drive: LinkageDrive, knee_angles: torch.Tensor) -> torch.Tensor:
-    body = limit_leg_body()
+    body = leg_body()
     pose = torch.stack([torch.full_like(knee_angles, 0.6), knee_angles], dim=-1)
     return drive.explicit_loop_gain(pose, two_link_inertia(knee_angles, *body.serial_link_kgm2()))
 
@@ -57,7 +58,7 @@ def loop_gain(drive: LinkageDrive, knee_angles: torch.Tensor) -> torch.Tensor:
 @pytest.mark.parametrize("dt", [0.005, 0.0025])
 @pytest.mark.parametrize("model", ["kin_only", "s3n_act", "s3n_full"])
 def test_default_configuration_is_stable(model, dt):
-    drive = LinkageDrive(limit_drive_cfg(model), parallelogram_leg())
+    drive = LinkageDrive(leg_drive_cfg(model), parallelogram_leg())
     assert_settles(hold_standing_pose(drive, dt))
     assert loop_gain(drive, torch.linspace(-1.57, 1.57, 31, dtype=torch.float64)).max() < 0.8
 
@@ -68,7 +69,7 @@ def test_paper_split_with_the_papers_mp_diverges_and_low_pass_stabilises():
     from dataclasses import replace
 
     def with_paper_mp(**overrides):
-        cfg = limit_drive_cfg("s3n_full", explicit_split="paper", **overrides)
+        cfg = leg_drive_cfg("s3n_full", explicit_split="paper", **overrides)
         return replace(cfg, s3n=replace(cfg.s3n, mp_kgm2=(0.04793, 0.005413, 0.02368)))
 
     paper = LinkageDrive(with_paper_mp(), parallelogram_leg())
@@ -82,7 +83,7 @@ def test_paper_split_with_the_papers_mp_diverges_and_low_pass_stabilises():
 def _track_step(cfg, dt: float, reference: bool) -> torch.Tensor:
     """Response to a 0.3 rad step after 0.1 s of holding still (so the drive has a history): the
     serial tree + S3N, or the exact full-inertia leg."""
-    body = limit_leg_body()
+    body = leg_body()
     drive = LinkageDrive(cfg, parallelogram_leg())
     a, b, c = body.serial_link_kgm2()
     q = STANDING.clone().unsqueeze(0)
@@ -114,7 +115,7 @@ def _track_step(cfg, dt: float, reference: bool) -> torch.Tensor:
 def test_torque_predicted_acceleration_tracks_the_exact_model_better(dt):
     errors = {}
     for estimate in ("previous", "torque_predicted"):
-        cfg = limit_drive_cfg("s3n_act", acceleration_estimate=estimate)
+        cfg = leg_drive_cfg("s3n_act", acceleration_estimate=estimate)
         exact = _track_step(cfg, dt, reference=True)
         serial = _track_step(cfg, dt, reference=False)
         errors[estimate] = (serial - exact).pow(2).mean().sqrt().item()

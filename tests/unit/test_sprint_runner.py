@@ -59,7 +59,10 @@ def test_race_task_follows_the_policy(tmp_path, monkeypatch):
 
     from linkage_lab import pretrained
     from linkage_lab.evaluation.policies import PolicyLoadError
-    from linkage_lab.sprint.runner import SPRINT_TASKS, TASK, policy_task_of, race_task
+    from linkage_lab.sprint.runner import default_task, policy_task_of, race_task
+    from linkage_lab.tasks.sprint import SPRINT_TASKS
+
+    TASK = default_task()
 
     monkeypatch.setattr(pretrained, "PRETRAINED_DIR", tmp_path / "policies")
     assert race_task("scripted") == TASK

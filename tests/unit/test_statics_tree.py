@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from linkage_lab.config import load_robot_config
-from linkage_lab.description.marvin import build_marvin_model
 from linkage_lab.description.model import Joint, Link, RobotModel, Solid
 from linkage_lab.kinematics.rotation import axis_rotation
+from linkage_lab.robots.marvin.description import build_marvin_model
 from linkage_lab.statics.tree import KinematicTree, weight_torque
 
 pytestmark = pytest.mark.unit

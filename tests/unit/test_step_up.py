@@ -11,7 +11,7 @@ import torch
 
 from linkage_lab.cli.main import main
 from linkage_lab.config import load_robot_config
-from linkage_lab.description.marvin import build_marvin_model
+from linkage_lab.robots.marvin.description import build_marvin_model
 from linkage_lab.statics.step_up import FIT_KEYS, step_up_check
 from linkage_lab.statics.step_up_pose import StepUpPoseCfg, StepUpPoseError, solve_step_up_pose
 from linkage_lab.statics.tree import KinematicTree

@@ -9,32 +9,32 @@ import torch
 
 from linkage_lab.kinematics.transmission import IdentityTransmission, Transmission, parallelogram_leg
 
-
-def _marvin_ankle(side: str, preset: str = "marvin") -> Transmission:
-    from linkage_lab.kinematics.ankle_transmission import marvin_ankle
-
-    return marvin_ankle(side=side, preset=preset)
-
-
-#: Transmission names → factories. ``marvin_ankle_<side>[:<preset>]`` selects a geometry preset.
+#: The generic transmissions by name → factory ``(preset=None) -> Transmission``. Each robot adds its
+#: own (``RobotSpec.transmissions``, e.g. an ankle linkage) through the robot registry.
 TRANSMISSIONS: dict[str, Callable[..., Transmission]] = {
-    "identity": lambda: IdentityTransmission(2),
-    "parallelogram": parallelogram_leg,
-    "marvin_ankle_left": lambda preset="marvin": _marvin_ankle("left", preset),
-    "marvin_ankle_right": lambda preset="marvin": _marvin_ankle("right", preset),
+    "identity": lambda preset=None: IdentityTransmission(2),
+    "parallelogram": lambda preset=None: parallelogram_leg(),
 }
 
 
+def known_transmissions() -> dict[str, Callable[..., Transmission]]:
+    """The generic transmissions and every registered robot's, by name."""
+    from linkage_lab.robots.registry import robot_transmissions
+
+    return {**robot_transmissions(), **TRANSMISSIONS}
+
+
 def make_transmission(name: str) -> Transmission:
-    """Build a transmission from its name, e.g. ``"parallelogram"`` or ``"marvin_ankle_left:calf"``.
+    """Build a transmission from its name, e.g. ``"parallelogram"`` or ``"<robot>_ankle_left:<preset>"``.
 
     Raises:
         KeyError: Unknown name (the message lists the known ones).
     """
     base, _, preset = name.partition(":")
-    if base not in TRANSMISSIONS:
-        raise KeyError(f"unknown transmission {name!r}; known: {', '.join(sorted(TRANSMISSIONS))}")
-    return TRANSMISSIONS[base](preset) if preset else TRANSMISSIONS[base]()
+    factories = TRANSMISSIONS if base in TRANSMISSIONS else known_transmissions()
+    if base not in factories:
+        raise KeyError(f"unknown transmission {name!r}; known: {', '.join(sorted(factories))}")
+    return factories[base](preset or None)
 
 
 @dataclass
@@ -63,29 +63,11 @@ class JointDomain:
         return self._cache[key]
 
 
-def _rsu_domain(side: str, preset: str = "marvin") -> JointDomain:
-    from linkage_lab.kinematics.rsu_ankle import evaluate
-    from linkage_lab.kinematics.rsu_geometry import load_ankle_geometry
-
-    geometry = load_ankle_geometry(preset, side=side)
-
-    def reachable(pose: torch.Tensor) -> torch.Tensor:
-        return evaluate(geometry, pose, with_jacobian=False).reachable.all(-1)
-
-    (p_lo, p_hi), (r_lo, r_hi) = geometry.pitch_range_rad, geometry.roll_range_rad
-    return JointDomain((p_lo, r_lo), (p_hi, r_hi), reachable)
-
-
-#: Joint domains of the pose-dependent transmissions (same names as :data:`TRANSMISSIONS`).
-DOMAINS: dict[str, Callable[..., JointDomain]] = {
-    "marvin_ankle_left": lambda preset="marvin": _rsu_domain("left", preset),
-    "marvin_ankle_right": lambda preset="marvin": _rsu_domain("right", preset),
-}
-
-
 def joint_domain(name: str) -> JointDomain | None:
-    """The :class:`JointDomain` of a named transmission, ``None`` where it is defined everywhere."""
-    base, _, preset = name.partition(":")
-    if base not in DOMAINS:
-        return None
-    return DOMAINS[base](preset) if preset else DOMAINS[base]()
+    """The :class:`JointDomain` of a named transmission, ``None`` where it is defined everywhere.
+
+    A pose-dependent transmission tells its domain through a ``joint_domain()`` method.
+    """
+    transmission = make_transmission(name)
+    domain = getattr(transmission, "joint_domain", None)
+    return None if domain is None else domain()

@@ -222,7 +222,7 @@ def _bench_video(args: argparse.Namespace) -> int:
 
 
 def _bench_ankle(args: argparse.Namespace) -> int:
-    from linkage_lab.kinematics.ankle_bench import format_report, run
+    from linkage_lab.analysis.ankle_bench import format_report, run
 
     result = run(num_ankles=args.num_ankles, repeats=args.repeats)
     print(json.dumps(result, indent=2) if args.json else format_report(result))

@@ -8,8 +8,15 @@ import json
 import math
 import sys
 
-#: Presets of ``s3n table``: the paper's leg (s3n.md §4) and the Limit (placeholder motor values).
-PRESETS = ("paper", "limit")
+#: The preset of ``s3n table`` that is not a robot: the paper's leg (s3n.md §4).
+PAPER = "paper"
+
+
+def table_presets() -> list[str]:
+    """``s3n table`` presets: the paper's leg and every robot with an S3N config (placeholder motor values)."""
+    from linkage_lab.robots.registry import robots_with
+
+    return [PAPER, *robots_with("s3n_cfg")]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,9 +35,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Print the 2x2 serial joint-space inertia (kg·m²) the simulator integrates under "
         "each model: kin_only = M_link^s + diag(J̄), s3n_act = + ΔM_act, s3n_full = + ΔM_link = Jᵀ M_p J. "
         "M_link^s(α) uses the two-link form [[a + 2b cos α, c + b cos α], [c + b cos α, c]]; for the "
-        "paper preset a and c come from its 90° value and b = M₁₂ of its identified M_p.",
+        "paper preset a and c come from its 90° value and b = M₁₂ of its identified M_p; for a robot "
+        "(e.g. limit) a, b, c come from its leg body, the one its task's actuator uses.",
     )
-    table.add_argument("--preset", choices=PRESETS, default="paper", help="parameter set (default: paper)")
+    table.add_argument(
+        "--preset", default=PAPER, help="parameter set: paper or a robot with an S3N config (default: paper)"
+    )
     table.add_argument("--alpha-deg", type=float, default=90.0, help="relative knee angle α in degrees")
     table.add_argument("--json", action="store_true", help="print one JSON object")
     table.set_defaults(func=_table)
@@ -41,6 +51,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Identify the oracle's M_p from a multisine run, drive the oracle and the serial "
         "leg (kin_only, s3n_act, s3n_full) with the paper's chirp (0.2 rad, 0.1-25 Hz, Kp=50, Kd=1.5), "
         "and report joint position and torque RMSE per joint against the oracle.",
+    )
+    validate.add_argument(
+        "--robot", default=None, help="robot whose leg is benchmarked (default: the only one with a leg body)"
     )
     validate.add_argument("--json", action="store_true", help="print one JSON object")
     validate.add_argument("--plot", metavar="DIR", help="write s3n_errors.png and s3n_inertia.png here")
@@ -56,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     validate.add_argument(
         "--isaac",
         action="store_true",
-        help="instead, the same chirp (0.1-10 Hz, 4 s unless --duration) on the Limit task's leg in Isaac "
+        help="instead, the same chirp (0.1-10 Hz, 4 s unless --duration) on the robot's task leg in Isaac "
         "Lab (base fixed, targets every 5 ms physics step) under each model, against the standalone serial "
         "leg with the task's own drive (its q̈ estimate too); prints their RMSE, pass/fail (exit 1 on fail)",
     )
@@ -64,16 +77,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def inertia_table(preset: str, alpha_deg: float) -> dict:
-    """``{"alpha_deg": A, "kin_only": M, "s3n_act": M, "s3n_full": M}`` with 2x2 lists (kg·m²)."""
+    """``{"alpha_deg": A, "kin_only": M, "s3n_act": M, "s3n_full": M}`` with 2x2 lists (kg·m²).
+
+    Args:
+        preset: ``paper`` or a robot with an ``s3n_cfg`` extra (its serial link inertia from its leg body).
+        alpha_deg: Relative knee angle (deg).
+
+    Raises:
+        CliError: ``preset`` is neither.
+    """
     from dataclasses import replace
 
     import torch
 
+    from linkage_lab.cli.main import CliError
     from linkage_lab.dynamics.s3n import S3N_MODELS, integrated_inertia, paper_s3n_cfg
-    from linkage_lab.dynamics.serial_leg import limit_s3n_cfg
     from linkage_lab.kinematics.transmission import PARALLELOGRAM_LEG_JACOBIAN
+    from linkage_lab.robots.registry import get_robot
 
-    base = paper_s3n_cfg() if preset == "paper" else limit_s3n_cfg()
+    presets = table_presets()
+    if preset not in presets:
+        raise CliError(f"unknown --preset {preset!r}; choices: {', '.join(presets)}")
+    base = paper_s3n_cfg() if preset == PAPER else get_robot(preset).extra("s3n_cfg")("s3n_full")
     alpha = torch.tensor(math.radians(alpha_deg), dtype=torch.float64)
     jacobian = torch.tensor(PARALLELOGRAM_LEG_JACOBIAN, dtype=torch.float64)
     result: dict = {"alpha_deg": alpha_deg}
@@ -87,7 +112,7 @@ def _table(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
         return 0
-    note = " (placeholder motor values)" if args.preset == "limit" else ""
+    note = " (placeholder motor values)" if args.preset != PAPER else ""
     print(f"S3N joint-space inertia, preset {args.preset}{note}, α = {args.alpha_deg:g}°  [kg·m²]")
     for model in ("kin_only", "s3n_act", "s3n_full"):
         (m11, m12), (m21, m22) = result[model]
@@ -103,10 +128,14 @@ def _validate(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
+    from linkage_lab.analysis.fidelity import FidelityCfg, plot_fidelity, run_fidelity
     from linkage_lab.cli.main import CliError
-    from linkage_lab.dynamics.fidelity import FidelityCfg, plot_fidelity, run_fidelity
+    from linkage_lab.robots.registry import MissingCapability, UnknownRobot
 
-    cfg = FidelityCfg(acceleration_estimate=args.acceleration_estimate)
+    try:
+        cfg = FidelityCfg.for_robot(args.robot, acceleration_estimate=args.acceleration_estimate)
+    except (UnknownRobot, MissingCapability, ValueError) as exc:
+        raise CliError(str(exc)) from exc
     if args.duration is not None:
         if args.duration <= 0.0:
             raise CliError("--duration must be positive")
@@ -137,14 +166,14 @@ def _validate_isaac(args: argparse.Namespace) -> int:
         raise CliError("--isaac runs at the task's own physics step and writes no plots: drop --dt/--plot")
     if args.duration is not None and args.duration <= 0.0:
         raise CliError("--duration must be positive")
-    cfg = IsaacConsistencyCfg()
+    cfg = IsaacConsistencyCfg(robot=args.robot)
     # Isaac Lab prints its configuration tables to stdout: keep stdout for the report alone.
     with (
         contextlib.redirect_stdout(sys.stderr),
         tqdm(total=2 * len(cfg.models) + 1, desc="s3n validate --isaac", unit="run", leave=False) as bar,
     ):
         result = run_isaac_consistency(
-            duration_s=args.duration, progress=lambda label: (bar.set_postfix_str(label), bar.update())
+            duration_s=args.duration, cfg=cfg, progress=lambda label: (bar.set_postfix_str(label), bar.update())
         )
     print(json.dumps(result) if args.json else format_report(result))
     return 0 if result["passed"] else 1

@@ -84,7 +84,8 @@ def _gait_overrides(args: argparse.Namespace) -> dict[str, Any] | None:
         raise CliError(
             f"--gait must be a JSON object of gait parameters, e.g. '{{\"step_length_m\": 0.18}}'; got {args.gait}"
         )
-    from linkage_lab.gait.biped import BipedGait, marvin_sprint_gait_cfg
+    from linkage_lab.gait.biped import BipedGait
+    from linkage_lab.robots.marvin.gait import marvin_sprint_gait_cfg
 
     try:
         BipedGait(marvin_sprint_gait_cfg(**overrides))

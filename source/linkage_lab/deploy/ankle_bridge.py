@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import io
-import math
 from pathlib import Path
+from typing import cast
 
-import numpy as np
 import torch
 
 from linkage_lab.io import write_bytes_atomic
+from linkage_lab.kinematics.rsu_ankle import LoopConstants, evaluate_core, loop_constants
+from linkage_lab.kinematics.rsu_fk import forward_kinematics_unrolled
 from linkage_lab.kinematics.rsu_geometry import RSUAnkleGeometry, load_ankle_geometry
 
 #: Newton steps unrolled in the FK graph. Measured in float64 on a 41 × 21 grid over the range
@@ -61,82 +62,28 @@ sign. J = ∂crank/∂pose, rows motors (a, b), columns (pitch, roll).
 """
 
 
-def _bridge_constants(geometry: RSUAnkleGeometry) -> dict[str, torch.Tensor | float]:
-    """Per-motor constants (float64 tensors ``[2]``), in the crank plane rotated by −θ0 so that
-    crank angles count from neutral."""
-    theta0 = geometry.neutral_crank_angle_rad
-    radius = geometry.crank_radius_m
-    foot = np.asarray(geometry.rod_end_foot_m, dtype=np.float64)
-    centre = np.asarray(geometry.motor_centre_m, dtype=np.float64)
-    tips = centre + radius * np.array([math.cos(theta0), 0.0, math.sin(theta0)])
-    # Rotating the xz plane by −θ0: x' = cos θ0 x + sin θ0 z, z' = −sin θ0 x + cos θ0 z.
-    values = {
-        "foot_x": foot[:, 0],
-        "foot_y": foot[:, 1],
-        "foot_z": foot[:, 2],
-        "centre_x": math.cos(theta0) * centre[:, 0] + math.sin(theta0) * centre[:, 2],
-        "centre_y": centre[:, 1],
-        "centre_z": -math.sin(theta0) * centre[:, 0] + math.cos(theta0) * centre[:, 2],
-        "length_sq": ((tips - foot) ** 2).sum(-1),
-    }
-    consts: dict[str, torch.Tensor | float] = {k: torch.tensor(v, dtype=DTYPE) for k, v in values.items()}
-    consts |= {"radius": radius, "theta0": theta0}
-    # The assembled branch is the one through zero crank angle at neutral.
-    neutral = torch.zeros(1, 2, dtype=DTYPE)
-    angles = [_ik(consts | {"branch": torch.full((2,), s, dtype=DTYPE)}, neutral)[0].abs()[0] for s in (1, -1)]
-    consts["branch"] = torch.where(angles[0] < angles[1], 1.0, -1.0).to(DTYPE)
-    return consts
-
-
-def _foot_points(c: dict, joint_pos: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    """Rod ends on the foot, ``A = R_y(−q_p) R_x(q_r) A0``, x/z rotated by −θ0; ``[B, 2]`` per motor.
-
-    Returns ``(a_x, a_y, a_z, v_z, cos_s, sin_s)`` with ``v = R_x(q_r) A0`` (so ``a_y = v_y``)
-    and ``s = q_p − θ0``.
-    """
-    pitch, roll = joint_pos[:, 0:1], joint_pos[:, 1:2]
-    shifted = pitch - c["theta0"]
-    cos_s, sin_s, cos_r, sin_r = torch.cos(shifted), torch.sin(shifted), torch.cos(roll), torch.sin(roll)
-    v_y = cos_r * c["foot_y"] - sin_r * c["foot_z"]
-    v_z = sin_r * c["foot_y"] + cos_r * c["foot_z"]
-    a_x = cos_s * c["foot_x"] - sin_s * v_z
-    a_z = sin_s * c["foot_x"] + cos_s * v_z
-    return a_x, v_y, a_z, v_z, cos_s, sin_s
+def _bridge_constants(geometry: RSUAnkleGeometry) -> LoopConstants:
+    """The library's loop-closure constants in the graphs' compute dtype (traced as graph constants)."""
+    return loop_constants(geometry, DTYPE, "cpu")
 
 
 def _ik(
-    c: dict, joint_pos: torch.Tensor, atan_float32: bool = False
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Crank angles from neutral ``[B, 2]``, reachability ``[B, 2]`` and the Jacobian ``[B, 2, 2]``.
+    c: LoopConstants, joint_pos: torch.Tensor, with_jacobian: bool = True, atan_float32: bool = False
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """Crank angles from neutral ``[B, 2]``, reachability ``[B, 2]`` and ``J`` ``[B, 2, 2]`` (or ``None``).
 
-    With ``d = A − M`` (x, z in the rotated plane), the rod length gives ``d_x cos φ + d_z sin φ = κ``,
-    ``κ = (‖d‖² + r² − L²) / 2r`` (§2 divided by −2r), so with ``S = √(h² − κ²)``, ``h² = d_x² + d_z²``:
-    ``(cos φ, sin φ) = (d_x κ − s d_z S, d_z κ + s d_x S) / h²``. The Jacobian follows from the
-    implicit function theorem on ``‖d − r u(φ)‖² = L²``: ``J_ij = (e · ∂A/∂q_j) / (r e · u′(φ))``,
-    ``e = d − r u(φ)``, with ``∂A/∂q_p = (−A_z, 0, A_x)`` and ``∂A/∂q_r = (−sin_s v_y, −v_z, cos_s v_y)``.
-    ``atan_float32`` evaluates the final atan2 in float32 (ONNX Runtime has no float64 Atan); its
-    arguments are exact to float32 rounding, so the angle is too.
+    The library's exportable core (:func:`~linkage_lab.kinematics.rsu_ankle.evaluate_core`), with
+    the stretched-rod angle where a rod cannot reach (never NaN). ``atan_float32`` evaluates the
+    final atan2 in float32: ONNX Runtime has no float64 Atan.
     """
-    radius = c["radius"]
-    a_x, a_y, a_z, v_z, cos_s, sin_s = _foot_points(c, joint_pos)
-    d_x, d_y, d_z = a_x - c["centre_x"], a_y - c["centre_y"], a_z - c["centre_z"]
-    h_sq = d_x * d_x + d_z * d_z
-    kappa = (h_sq + d_y * d_y + radius**2 - c["length_sq"]) / (2.0 * radius)
-    perp_sq = h_sq - kappa * kappa
-    reachable = perp_sq >= 0.0
-    # A rod that cannot reach gets the stretched-rod angle (S = 0) instead of a NaN.
-    perp = torch.sqrt(torch.clamp(perp_sq, min=0.0)) * c["branch"]
-    cos_c = (d_x * kappa - d_z * perp) / h_sq
-    sin_c = (d_z * kappa + d_x * perp) / h_sq
-    if atan_float32:
-        crank_pos = torch.atan2(sin_c.float(), cos_c.float()).to(joint_pos.dtype)
-    else:
-        crank_pos = torch.atan2(sin_c, cos_c)
-    e_x, e_z = d_x - radius * cos_c, d_z - radius * sin_c
-    denominator = radius * (e_z * cos_c - e_x * sin_c)
-    jac_pitch = (e_z * a_x - e_x * a_z) / denominator
-    jac_roll = (a_y * (e_z * cos_s - e_x * sin_s) - d_y * v_z) / denominator
-    return crank_pos, reachable, torch.stack([jac_pitch, jac_roll], dim=-1)
+    angle_dtype = torch.float32 if atan_float32 else None
+    state = evaluate_core(c, joint_pos, with_jacobian, stretch_unreachable=True, angle_dtype=angle_dtype)
+    return state.motor_pos, state.reachable, state.jacobian
+
+
+def _jacobian(c: LoopConstants, joint_pos: torch.Tensor) -> torch.Tensor:
+    """``J = ∂crank/∂pose`` ``[B, 2, 2]`` from the library's core."""
+    return cast(torch.Tensor, _ik(c, joint_pos, with_jacobian=True)[2])
 
 
 def _inverse_2x2(matrix: torch.Tensor) -> torch.Tensor:
@@ -147,36 +94,24 @@ def _inverse_2x2(matrix: torch.Tensor) -> torch.Tensor:
     return torch.stack(rows, dim=-2) / det[:, None, None]
 
 
-def _fk(c: dict, crank_pos: torch.Tensor, guess: torch.Tensor, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Pose from crank angles: ``steps`` Newton steps on ``r_i(q) = ½(‖A_i(q) − C_i‖² − L_i²) = 0``.
+def _fk(
+    c: LoopConstants, crank_pos: torch.Tensor, guess: torch.Tensor, steps: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Pose ``[B, 2]`` and last ``|step|`` ``[B]`` from crank angles: the library's unrolled Newton.
 
-    The crank tips ``C`` are fixed by the measured angles; ``G = ∂r/∂q = (A − C) · ∂A/∂q`` (the
-    derivatives of :func:`_ik`). Each step is clipped to ±:data:`FK_MAX_STEP_RAD` per axis.
+    :func:`~linkage_lab.kinematics.rsu_fk.forward_kinematics_unrolled`, each step clipped to
+    ±:data:`FK_MAX_STEP_RAD` per axis.
     """
-    radius = c["radius"]
-    tip_x = c["centre_x"] + radius * torch.cos(crank_pos)
-    tip_z = c["centre_z"] + radius * torch.sin(crank_pos)
-    joint_pos, step = guess, torch.zeros_like(guess)
-    for _ in range(steps):
-        a_x, a_y, a_z, v_z, cos_s, sin_s = _foot_points(c, joint_pos)
-        e_x, e_y, e_z = a_x - tip_x, a_y - c["centre_y"], a_z - tip_z
-        residual = 0.5 * (e_x * e_x + e_y * e_y + e_z * e_z - c["length_sq"])
-        grad_pitch = e_z * a_x - e_x * a_z
-        grad_roll = a_y * (e_z * cos_s - e_x * sin_s) - e_y * v_z
-        gradient = torch.stack([grad_pitch, grad_roll], dim=-1)
-        step = (_inverse_2x2(gradient) @ residual.unsqueeze(-1)).squeeze(-1)
-        step = torch.clamp(step, -FK_MAX_STEP_RAD, FK_MAX_STEP_RAD)
-        joint_pos = joint_pos - step
-    return joint_pos, step.abs().amax(dim=-1)
+    return forward_kinematics_unrolled(c, crank_pos, guess, steps, FK_MAX_STEP_RAD)
 
 
 class _AnkleFunction(torch.nn.Module):
     """Base of the exported graphs: the ankle's constants and the names of its inputs and outputs.
 
-    The graphs restate the closed form of :mod:`linkage_lab.kinematics.rsu_ankle` in plain,
-    trace-friendly torch ops (no in-place updates, no data-dependent branches; atan2, sqrt,
-    sin/cos, 2 × 2 algebra by the adjugate), exported with the TorchScript exporter; the tests
-    hold them to the library's IK, J and FK.
+    The graphs trace the library's exportable core (:func:`~linkage_lab.kinematics.rsu_ankle.evaluate_core`,
+    :func:`~linkage_lab.kinematics.rsu_fk.forward_kinematics_unrolled`: no host synchronisation,
+    no data-dependent branches; atan2, sqrt, sin/cos) plus 2 × 2 algebra by the adjugate, exported
+    with the TorchScript exporter; this module holds no copy of the ankle's math.
 
     ``forward`` takes and returns float32 (bool for flags) and computes in float64: in float32
     the rod-length residual loses ~1e-6 rad to cancellation, in float64 only the interface rounds.
@@ -205,7 +140,7 @@ class AnkleIK(_AnkleFunction):
     inputs, outputs = ("joint_pos_target",), ("crank_pos_target", "reachable")
 
     def compute(self, joint_pos_target: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        crank_pos, reachable, _ = _ik(self.consts, joint_pos_target, atan_float32=True)
+        crank_pos, reachable, _ = _ik(self.consts, joint_pos_target, with_jacobian=False, atan_float32=True)
         return crank_pos, reachable
 
 
@@ -228,7 +163,7 @@ class AnkleVelocity(_AnkleFunction):
     inputs, outputs = ("crank_vel", "joint_pos"), ("joint_vel",)
 
     def compute(self, crank_vel: torch.Tensor, joint_pos: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        inverse = _inverse_2x2(_ik(self.consts, joint_pos)[2])
+        inverse = _inverse_2x2(_jacobian(self.consts, joint_pos))
         return ((inverse @ crank_vel.unsqueeze(-1)).squeeze(-1),)
 
 
@@ -244,7 +179,7 @@ class AnkleGains(_AnkleFunction):
     def compute(
         self, joint_pos: torch.Tensor, joint_kp: torch.Tensor, joint_kd: torch.Tensor
     ) -> tuple[torch.Tensor, ...]:
-        inverse = _inverse_2x2(_ik(self.consts, joint_pos)[2])
+        inverse = _inverse_2x2(_jacobian(self.consts, joint_pos))
         inverse_t = inverse.transpose(-1, -2)
         return inverse_t @ (joint_kp.unsqueeze(-1) * inverse), inverse_t @ (joint_kd.unsqueeze(-1) * inverse)
 
@@ -255,7 +190,7 @@ class AnkleTorque(_AnkleFunction):
     inputs, outputs = ("joint_pos", "joint_torque"), ("motor_torque",)
 
     def compute(self, joint_pos: torch.Tensor, joint_torque: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        inverse_t = _inverse_2x2(_ik(self.consts, joint_pos)[2]).transpose(-1, -2)
+        inverse_t = _inverse_2x2(_jacobian(self.consts, joint_pos)).transpose(-1, -2)
         return ((inverse_t @ joint_torque.unsqueeze(-1)).squeeze(-1),)
 
 
@@ -313,12 +248,13 @@ def export_graph(module: _AnkleFunction, function: str) -> bytes:
     return model.SerializeToString()
 
 
-def export_ankle_bridge(out_dir: Path, preset: str = "marvin") -> list[Path]:
+def export_ankle_bridge(out_dir: Path, preset: str | None = None, robot: str | None = None) -> list[Path]:
     """Write the ankle bridge graphs of both sides, ``ankle_<side>_<function>.onnx``, to ``out_dir``.
 
     Args:
         out_dir: Output folder (created if missing).
-        preset: Ankle geometry preset of ``configs/robots/marvin.yaml`` (ankle_linkage.md §7).
+        preset: Ankle geometry preset of the robot's config (ankle_linkage.md §7); ``None``: its own.
+        robot: The robot; ``None``: the one registered robot with RSU ankles.
 
     Returns:
         The written files, left side first, in the order of :data:`FUNCTIONS`. :data:`BRIDGE_DOC`
@@ -327,7 +263,7 @@ def export_ankle_bridge(out_dir: Path, preset: str = "marvin") -> list[Path]:
     out_dir = Path(out_dir)
     paths = []
     for side in SIDES:
-        geometry = load_ankle_geometry(preset, side=side)
+        geometry = load_ankle_geometry(preset, side=side, robot=robot)
         for function in FUNCTIONS:
             data = export_graph(GRAPHS[function](geometry), function)
             paths.append(write_bytes_atomic(out_dir / bridge_filename(side, function), data))

@@ -12,43 +12,42 @@ from __future__ import annotations
 import hashlib
 import json
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from linkage_lab.config import load_robot_config
 from linkage_lab.description.model import RobotModel, to_urdf
 from linkage_lab.io import write_bytes_atomic, write_json_atomic, write_text_atomic
-from linkage_lab.paths import ASSET_DIR, ROBOT_CONFIG_DIR
+from linkage_lab.paths import ASSET_DIR, REPO_ROOT
 
 #: Bump when the generator's output changes for the same config.
 GENERATOR_VERSION = 1
 
 
-def _model_builders() -> dict[str, Callable[[dict[str, Any]], RobotModel]]:
-    from linkage_lab.description.limit import build_limit_model
-
-    builders: dict[str, Callable[[dict[str, Any]], RobotModel]] = {"limit": build_limit_model}
-    try:
-        from linkage_lab.description.marvin import build_marvin_model
-    except ImportError:
-        pass
-    else:
-        builders["marvin"] = build_marvin_model
-    return builders
-
-
 def buildable_robots() -> list[str]:
-    """Robots with a description generator."""
-    return sorted(_model_builders())
+    """Robots with a description generator: every registered robot."""
+    from linkage_lab.robots.registry import robot_names
+
+    return robot_names()
 
 
 def build_model(robot: str) -> RobotModel:
-    """The robot's description model, from its config."""
-    builders = _model_builders()
-    if robot not in builders:
-        raise KeyError(f"no description generator for robot {robot!r}; known: {', '.join(sorted(builders))}")
-    return builders[robot](load_robot_config(robot))
+    """The robot's description model, from its config (``RobotSpec.description``).
+
+    Raises:
+        UnknownRobot: ``robot`` is not registered.
+    """
+    from linkage_lab.robots.registry import get_robot
+
+    return get_robot(robot).description_model()
+
+
+def _asset_dir(robot: str, asset_dir: Path | None) -> Path:
+    """Where the robot's artifacts live: ``asset_dir``, else its ``RobotSpec.asset_dir``, else ``assets/``."""
+    if asset_dir is not None:
+        return Path(asset_dir)
+    from linkage_lab.robots.registry import get_robot
+
+    return get_robot(robot).asset_dir or ASSET_DIR
 
 
 def _sha256(data: bytes) -> str:
@@ -57,12 +56,18 @@ def _sha256(data: bytes) -> str:
 
 def generate_urdf(robot: str) -> str:
     """URDF text of ``robot``, generated from its config."""
-    return to_urdf(build_model(robot), header_comment=f"generated from configs/robots/{robot}.yaml; do not edit")
+    from linkage_lab.config import robot_config_path
+
+    path = robot_config_path(robot).resolve()
+    source = path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else path.name
+    return to_urdf(build_model(robot), header_comment=f"generated from {source}; do not edit")
 
 
 def expected_stamp(robot: str, urdf_text: str) -> dict[str, Any]:
     """The ``build_info.json`` content that matches the current config and generator."""
-    config_bytes = (ROBOT_CONFIG_DIR / f"{robot}.yaml").read_bytes()
+    from linkage_lab.config import robot_config_path
+
+    config_bytes = robot_config_path(robot).read_bytes()
     return {
         "robot": robot,
         "generator_version": GENERATOR_VERSION,
@@ -71,9 +76,9 @@ def expected_stamp(robot: str, urdf_text: str) -> dict[str, Any]:
     }
 
 
-def asset_paths(robot: str, asset_dir: Path = ASSET_DIR) -> dict[str, Path]:
-    """Paths of a robot's artifacts."""
-    folder = asset_dir / robot
+def asset_paths(robot: str, asset_dir: Path | None = None) -> dict[str, Path]:
+    """Paths of a robot's artifacts (``asset_dir``: see :func:`_asset_dir`)."""
+    folder = _asset_dir(robot, asset_dir) / robot
     return {
         "dir": folder,
         "urdf": folder / f"{robot}.urdf",
@@ -112,7 +117,7 @@ def convert_urdf_to_usd(urdf_path: Path, usd_path: Path) -> None:
         write_bytes_atomic(usd_path, tmp_usd.read_bytes())
 
 
-def build_robot(robot: str, asset_dir: Path = ASSET_DIR, force: bool = False) -> dict[str, Any]:
+def build_robot(robot: str, asset_dir: Path | None = None, force: bool = False) -> dict[str, Any]:
     """Generate (or keep, when current) the URDF, USD and stamp of ``robot``.
 
     Returns:
@@ -131,7 +136,7 @@ def build_robot(robot: str, asset_dir: Path = ASSET_DIR, force: bool = False) ->
     return {**stamp, "rebuilt": True}
 
 
-def staleness(robot: str, asset_dir: Path = ASSET_DIR, urdf_text: str | None = None) -> list[str]:
+def staleness(robot: str, asset_dir: Path | None = None, urdf_text: str | None = None) -> list[str]:
     """Reasons why a robot's artifacts are out of date with its config (empty when current)."""
     paths = asset_paths(robot, asset_dir)
     urdf_text = generate_urdf(robot) if urdf_text is None else urdf_text
@@ -150,7 +155,7 @@ def staleness(robot: str, asset_dir: Path = ASSET_DIR, urdf_text: str | None = N
     return reasons
 
 
-def is_current(robot: str, asset_dir: Path = ASSET_DIR, urdf_text: str | None = None) -> bool:
+def is_current(robot: str, asset_dir: Path | None = None, urdf_text: str | None = None) -> bool:
     """True when the artifacts match the config and generator."""
     return not staleness(robot, asset_dir, urdf_text)
 

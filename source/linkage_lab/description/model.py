@@ -159,7 +159,7 @@ def to_urdf(model: RobotModel, header_comment: str = "") -> str:
             lower, upper = joint.limit_rad
             ET.SubElement(
                 node,
-                "limit",
+                "limit",  # the URDF tag, not a robot
                 lower=f"{lower:.9g}",
                 upper=f"{upper:.9g}",
                 effort=f"{joint.effort_nm:.9g}",

@@ -8,14 +8,13 @@ physics step. Tensors are ``(num_envs, ..., n)`` for a group of ``n`` coupled jo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal
 
 import torch
 
 from linkage_lab.dynamics.s3n import (
     S3NCfg,
-    S3NModel,
     motor_diagonal_in_joint_space,
     mp_matrix,
     two_link_inertia,
@@ -87,28 +86,6 @@ class LinkageDriveCfg:
     reference_joint_pos_rad: tuple[float, ...] | None = None
     """Pose (rad) at which pose-dependent diagonals are split off as native armature/damping;
     ``None``: all zeros."""
-
-
-def limit_drive_cfg(model: S3NModel = "s3n_full", robot: str = "limit", **overrides) -> LinkageDriveCfg:
-    """The Limit's hip/knee drive from its config: joint-space PD with the ``control`` gains, the
-    hip/knee effort limits per motor, S3N parameters of :func:`~linkage_lab.dynamics.serial_leg.limit_s3n_cfg`
-    (placeholders) split at the standing pose. ``overrides`` replace any :class:`LinkageDriveCfg` field."""
-    from linkage_lab.config import load_robot_config
-    from linkage_lab.dynamics.serial_leg import limit_s3n_cfg
-
-    config = load_robot_config(robot)
-    control, limits = config["control"], config["joint_limits"]
-    kp, kd = float(control["stiffness_nm_per_rad"]), float(control["damping_nms_per_rad"])
-    standing = control["standing_pose_rad"]
-    base = LinkageDriveCfg(
-        s3n=limit_s3n_cfg(model, robot),
-        control_space="joint",
-        joint_kp=(kp, kp),
-        joint_kd=(kd, kd),
-        motor_torque_limit_nm=(float(limits["hip"]["effort_nm"]), float(limits["knee"]["effort_nm"])),
-        reference_joint_pos_rad=(float(standing["hip"]), float(standing["knee"])),
-    )
-    return replace(base, **overrides)
 
 
 @dataclass

@@ -17,14 +17,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from linkage_lab.dynamics.s3n import S3NCfg, S3NModel
-
-#: Assumed placement of the Limit's ankle motor on the lower link, below the knee axis (m):
-#: robots.md puts it "near the knee" without a number.
-ANKLE_MOTOR_BELOW_KNEE_M = 0.015
-#: Assumed radius of a GIM6010 motor housing (m), for the motor's own inertia (a solid disc).
-MOTOR_HOUSING_RADIUS_M = 0.030
-
 
 @dataclass(frozen=True)
 class MassPart:
@@ -88,57 +80,6 @@ class LegBody:
         shank_term = g * self.shank.mass_kg * self.shank.com_m * torch.sin(hip + knee)
         thigh_moment = self.thigh.mass_kg * self.thigh.com_m + self.shank.mass_kg * self.thigh_length_m
         return torch.stack([g * thigh_moment * torch.sin(hip) + shank_term, shank_term], dim=-1)
-
-
-def limit_leg_body(robot: str = "limit") -> LegBody:
-    """The Limit's leg from ``configs/robots/limit.yaml`` (robots.md §1.2).
-
-    Upper link: the hip link (the physical thigh), a uniform rod of the thigh length. Lower link
-    (everything below the knee, ankle held rigid): the thigh link as a uniform rod of the shank
-    length, the ankle motor as a disc :data:`ANKLE_MOTOR_BELOW_KNEE_M` below the knee, and shank
-    plus foot lumped at the ankle point (the foot plate's own inertia only).
-    """
-    from linkage_lab.config import load_robot_config
-
-    cfg = load_robot_config(robot)
-    geometry, masses = cfg["geometry"], cfg["masses_kg"]
-    thigh_len, shank_len = geometry["thigh_length_m"], geometry["shank_length_m"]
-    radius = geometry["link_radius_m"]
-    foot = geometry["foot"]
-
-    def rod(mass: float, length: float) -> MassPart:
-        return MassPart(mass, length / 2.0, mass * (3.0 * radius**2 + length**2) / 12.0)
-
-    foot_length = foot["toe_ahead_m"] + foot["heel_behind_m"]
-    thigh = PlanarLink.lumped([rod(masses["hip_link"], thigh_len)])
-    shank = PlanarLink.lumped(
-        [
-            rod(masses["thigh_link"], shank_len),
-            MassPart(
-                masses["ankle_motor_on_thigh"],
-                ANKLE_MOTOR_BELOW_KNEE_M,
-                0.5 * masses["ankle_motor_on_thigh"] * MOTOR_HOUSING_RADIUS_M**2,
-            ),
-            MassPart(masses["shank"] + masses["foot"], shank_len, masses["foot"] * foot_length**2 / 12.0),
-        ]
-    )
-    return LegBody(thigh, shank, thigh_len, shank_len)
-
-
-def limit_s3n_cfg(model: S3NModel = "s3n_full", robot: str = "limit") -> S3NCfg:
-    """The Limit's S3N parameters: ``s3n`` section of its config (paper placeholders until the
-    bench identification) and the serial link inertia of :func:`limit_leg_body`."""
-    from linkage_lab.config import load_robot_config
-
-    section = load_robot_config(robot)["s3n"]
-    mp = section["mp_kgm2"]
-    return S3NCfg(
-        model=model,
-        reflected_inertia_kgm2=tuple(section["reflected_inertia_kgm2"]),
-        viscous_damping_nms_per_rad=tuple(section["damping_nms_per_rad"]),
-        mp_kgm2=(mp["m11"], mp["m12"], mp["m22"]),
-        serial_link_kgm2=limit_leg_body(robot).serial_link_kgm2(),
-    )
 
 
 class TorchSerialLeg:

@@ -291,8 +291,9 @@ def _scripted_loader(env: Any, agent_cfg: Any, args: Any) -> Policy:
 
     On a residual task (actions added to the task's own gait prior) it is the prior alone: zero actions.
     """
-    from linkage_lab.gait.biped import BipedGait, marvin_sprint_gait_cfg
+    from linkage_lab.evaluation.robot_info import robot_name
     from linkage_lab.gait.policy import ScriptedPolicy
+    from linkage_lab.robots.registry import get_robot
 
     term = env.unwrapped.action_manager.get_term("joint_pos")
     if getattr(term, "gait_prior", None) is not None:
@@ -300,8 +301,9 @@ def _scripted_loader(env: Any, agent_cfg: Any, args: Any) -> Policy:
         from linkage_lab.tasks.velocity.residual import GaitPriorPolicy
 
         return GaitPriorPolicy(env)
-    joint_names = term._joint_names
-    gait = BipedGait(marvin_sprint_gait_cfg()) if "left_knee" in joint_names else None
+    spec = get_robot(robot_name(env))
+    # The robot's best scripted walk: its sprint gait where it has one, else its velocity gait.
+    gait = spec.sprint_gait() if spec.sprint_gait is not None else spec.require("scripted_gait")(term._joint_names)
     return ScriptedPolicy(env, gait)
 
 

@@ -165,14 +165,16 @@ class SubstepProbe:
 def substep_probe(env: Any, joint_columns: Sequence[int]) -> tuple[SubstepProbe, AnkleReplay | None]:
     """A :class:`SubstepProbe` of ``joint_columns`` and, for a robot with linkage ankles, their
     :class:`~linkage_lab.evaluation.replay.AnkleReplay` with the ankle geometry the actuators use."""
-    from linkage_lab.evaluation.replay import ankle_geometry_preset, marvin_ankle_replay
-    from linkage_lab.evaluation.robot_info import linkage_ankles, linkage_groups
+    from linkage_lab.evaluation.robot_info import linkage_ankles, linkage_groups, robot_name
 
     ankles = linkage_ankles(env)
     replay = None
     if ankles:
-        preset = ankle_geometry_preset(g["transmission"] for g in linkage_groups(env))
-        replay = marvin_ankle_replay(preset=preset)
+        from linkage_lab.evaluation.replay import ankle_geometry_preset, rsu_ankle_replay
+
+        robot = robot_name(env)
+        preset = ankle_geometry_preset((g["transmission"] for g in linkage_groups(env)), robot=robot)
+        replay = rsu_ankle_replay(preset=preset, robot=robot)
         if list(ankles) != replay.names:
             raise ValueError(f"linkage ankles {list(ankles)} do not match the replay's {replay.names}")
     return SubstepProbe(env, joint_columns, ankles), replay

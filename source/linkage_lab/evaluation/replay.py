@@ -304,44 +304,43 @@ def _fraction(count: int, total: int) -> float | None:
     return count / total if total else None
 
 
-#: Transmission names of Marvin's linkage ankles: ``marvin_ankle_<side>[:<preset>]``.
-_MARVIN_ANKLE_TRANSMISSION = "marvin_ankle_"
-#: The ankle geometry preset when a task names none (and the geometry of the ``box`` ankle model).
-DEFAULT_ANKLE_PRESET = "marvin"
-
-
-def ankle_geometry_preset(transmissions: Iterable[str]) -> str:
+def ankle_geometry_preset(transmissions: Iterable[str], robot: str | None = None) -> str:
     """The ankle geometry preset (ankle_linkage.md §7) a set of actuator transmission names selects.
 
-    ``marvin_ankle_<side>:<preset>`` selects ``<preset>``, a bare ``marvin_ankle_<side>`` the
-    default. Without any ankle transmission (the ``box`` model drives the ankle joints through the
-    identity, with limits from the default geometry) it is the default too.
+    ``<ankle transmission>:<preset>`` selects ``<preset>``, a bare ankle transmission the robot's own
+    geometry. Without any ankle transmission (the ``box`` model drives the ankle joints through the
+    identity, with limits from the robot's geometry) it is the robot's own too.
 
     Args:
         transmissions: Transmission names of the robot's linkage groups.
+        robot: The robot (its ``RobotSpec.transmissions`` are its ankles); ``None``: the one
+            registered robot with RSU ankles.
 
     Raises:
         ValueError: The two ankles use different presets (one bridge per robot cannot serve both).
     """
-    presets = {
-        name.partition(":")[2] or DEFAULT_ANKLE_PRESET
-        for name in transmissions
-        if name.startswith(_MARVIN_ANKLE_TRANSMISSION)
-    }
+    from linkage_lab.kinematics.rsu_geometry import ankle_robot, default_preset
+    from linkage_lab.robots.registry import get_robot
+
+    robot = ankle_robot(robot)
+    own = default_preset(robot)
+    ankle_names = set(get_robot(robot).transmissions)
+    presets = {name.partition(":")[2] or own for name in transmissions if name.partition(":")[0] in ankle_names}
     if len(presets) > 1:
         raise ValueError(f"the ankles use different geometry presets {sorted(presets)}; expected one")
-    return presets.pop() if presets else DEFAULT_ANKLE_PRESET
+    return presets.pop() if presets else own
 
 
-def marvin_ankle_replay(preset: str = DEFAULT_ANKLE_PRESET, **options: Any) -> AnkleReplay:
-    """An :class:`AnkleReplay` of Marvin's two ankles (``left``, ``right``) with their motor's limits.
+def rsu_ankle_replay(preset: str | None = None, robot: str | None = None, **options: Any) -> AnkleReplay:
+    """An :class:`AnkleReplay` of a robot's two RSU ankles (``left``, ``right``) with their motor's limits.
 
     Args:
-        preset: Ankle geometry preset (ankle_linkage.md §7).
+        preset: Ankle geometry preset (ankle_linkage.md §7); ``None``: the robot's own.
+        robot: The robot; ``None``: the one registered robot with RSU ankles.
         **options: Passed to :class:`AnkleReplay` (``worst_count``, ``max_kept_samples``).
     """
-    from linkage_lab.kinematics.ankle_transmission import marvin_ankle
+    from linkage_lab.kinematics.ankle_transmission import rsu_ankle_transmission
 
-    ankles = {side: marvin_ankle(side=side, preset=preset) for side in ("left", "right")}
+    ankles = {side: rsu_ankle_transmission(side=side, preset=preset, robot=robot) for side in ("left", "right")}
     motor = ankles["left"].geometry.motor
     return AnkleReplay(ankles, peak_nm=motor.peak_nm, rated_nm=motor.rated_nm, **options)

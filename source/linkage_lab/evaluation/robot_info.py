@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 #: Marvin-style linkage ankles: ``<side>_ankle_pitch`` and ``<side>_ankle_roll`` in one linkage group.
-_ANKLE_PITCH = re.compile(r"^(?P<side>.+)_ankle_pitch$")
 
 
 @dataclass(frozen=True)
@@ -132,14 +130,19 @@ def joint_effort_limits(env: Any, names: list[str]) -> dict[str, JointLimit]:
 
 
 def linkage_ankles(env: Any) -> dict[str, tuple[str, str]]:
-    """Ankles driven by a linkage actuator: ``{side: (pitch joint, roll joint)}`` (empty for none)."""
-    ankles = {}
-    for group in linkage_groups(env):
-        joints = group["joints"]
-        match = _ANKLE_PITCH.match(joints[0]) if len(joints) == 2 else None
-        if match and joints[1] == f"{match['side']}_ankle_roll":
-            ankles[match["side"]] = (joints[0], joints[1])
-    return ankles
+    """The robot's RSU ankles (``RobotSpec.rsu_ankles``) its linkage actuator drives, in either model
+    (the real linkage or the box): ``{side: (pitch joint, roll joint)}`` (empty for none)."""
+    from linkage_lab.robots.registry import get_robot
+
+    groups = {tuple(group["joints"]) for group in linkage_groups(env)}
+    return {side: joints for side, joints in get_robot(robot_name(env)).rsu_ankles.items() if tuple(joints) in groups}
+
+
+def robot_name(env: Any) -> str:
+    """The registered robot the env simulates, found by its policy joints."""
+    from linkage_lab.export.metadata import robot_kind
+
+    return robot_kind(list(robot_of(env).joint_names))
 
 
 def _per_joint(value: Any, n: int) -> list[float]:

@@ -1,8 +1,8 @@
 """``linkage-lab export``: a checkpoint as a deployable bundle (ONNX actor, metadata, robot-side files).
 
 The bundle is written into a temp folder beside the target and renamed at the end, so a failed
-export leaves nothing behind. Robot-side files come from :mod:`linkage_lab.deploy`: Marvin's ankle
-bridge graphs, the Limit's deploy config.
+export leaves nothing behind. Robot-side files come from the robot's ``RobotSpec.deploy`` (the
+robot registry): e.g. an ankle bridge of ONNX graphs, or a deploy config for the robot's wire mapping.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import torch
 POLICY_FILE = "policy.onnx"
 METADATA_FILE = "metadata.json"
 README_FILE = "README.md"
-ANKLE_BRIDGE_DIR = "ankle_bridge"
 #: The command name in the bundle folder's manifest (:mod:`linkage_lab.outputs`).
 EXPORT_COMMAND = "export"
 #: Largest |onnxruntime − torch| accepted on random observations before the export fails.
@@ -98,8 +97,9 @@ def export_bundle(
         metadata["overrides"] = list(overrides)
         # The ankle bridge follows this config's geometry, which must be the one the policy learned on.
         check_ankle_preset(checkpoint, metadata)
-        deploy_writer, deploy_metadata = _deploy_writer(metadata) if with_deploy else (None, {})
-        metadata.update(deploy_metadata)
+        deploy = robot_deploy(metadata) if with_deploy else None
+        if deploy is not None:
+            metadata.update(deploy.metadata)
         # Action terms with robot-side parts of their own (a residual policy's gait prior).
         extensions = bundle_extensions(env)
         metadata.update(extension_metadata(extensions))
@@ -109,12 +109,13 @@ def export_bundle(
             if parity > PARITY_TOLERANCE:
                 raise RuntimeError(f"ONNX actor differs from the torch actor by {parity:.3g} (> {PARITY_TOLERANCE})")
             files = {POLICY_FILE: "the actor with its observation normaliser (ONNX, opset 18)"}
-            if deploy_writer is not None:
-                files.update(deploy_writer(staging, metadata))
+            if deploy is not None:
+                files.update(deploy.write(staging, metadata))
             files.update(write_extension_files(extensions, staging))
             files[METADATA_FILE] = "the metadata of policy.onnx as plain JSON"
             files[README_FILE] = "this file"
-            _write_text_files(staging, metadata, files, parity, extension_readme(extensions))
+            readme = (deploy.readme if deploy is not None else "") + extension_readme(extensions)
+            _write_text_files(staging, metadata, files, parity, readme)
     return BundleResult(Path(out_dir), list(files), metadata, parity)
 
 
@@ -163,72 +164,31 @@ def onnx_parity(runner: Any, path: Path, obs_dim: int, samples: int = 64, seed: 
     return worst
 
 
-def _deploy_writer(metadata: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """The robot's deploy-file writer ``(out_dir, metadata) -> {relative path: description}`` (or
-    ``None``) and the metadata it adds.
+def robot_deploy(metadata: dict[str, Any]) -> Any:
+    """The robot's robot-side files for a bundle (``RobotSpec.deploy``): a
+    :class:`~linkage_lab.robots.registry.DeployFiles` (writer, metadata it adds, README section).
 
     Args:
-        metadata: The policy's metadata (:func:`~linkage_lab.export.metadata.policy_metadata`): its
-            ``robot``, and for Marvin the ``ankle_preset`` the policy was trained with.
+        metadata: The policy's metadata (:func:`~linkage_lab.export.metadata.policy_metadata`).
 
     Raises:
+        MissingCapability: The robot has no robot-side files registered (export with ``--skip-deploy``).
         DeployModuleUnavailable: The robot's deploy module cannot be imported.
     """
-    robot = metadata.get("robot")
-    if robot == "marvin":
-        try:
-            from linkage_lab.deploy import ankle_bridge
-            from linkage_lab.deploy.ankle_bridge import export_ankle_bridge
-        except ImportError as exc:
-            raise DeployModuleUnavailable(_missing("linkage_lab.deploy.ankle_bridge.export_ankle_bridge", exc)) from exc
+    from linkage_lab.robots.registry import MissingCapability, get_robot
 
-        # The geometry the policy was trained with: another preset's IK would send the cranks elsewhere.
-        preset = metadata["ankle_preset"]
-
-        def write_bridge(out_dir: Path, metadata: dict[str, Any]) -> dict[str, str]:
-            paths = export_ankle_bridge(out_dir / ANKLE_BRIDGE_DIR, preset=preset)
-            return {str(p.relative_to(out_dir)): _bridge_description(p.name) for p in paths}
-
-        # How the ankle's joint-space PD reaches the motors on the robot (ankle_linkage.md §8):
-        # never by copying joint kp/kd to the motors.
-        extra = {
-            "ankle_bridge": f"{ANKLE_BRIDGE_DIR}/ankle_<side>_<function>.onnx",
-            "ankle_gain_mode": getattr(ankle_bridge, "EXPORT_GAIN_MODE", None),
-        }
-        return write_bridge, extra
-    if robot == "limit":
-        try:
-            from linkage_lab.deploy.limit import write_deploy_config
-        except ImportError as exc:
-            raise DeployModuleUnavailable(_missing("linkage_lab.deploy.limit.write_deploy_config", exc)) from exc
-
-        def write_limit(out_dir: Path, metadata: dict[str, Any]) -> dict[str, str]:
-            path = write_deploy_config(out_dir, metadata)
-            return {
-                str(Path(path).relative_to(out_dir)): "the Limit deploy module's config: JointTarget/JointSample "
-                "mapping by canonical joint id (robots.md §1.4)"
-            }
-
-        return write_limit, {}
-    return None, {}
-
-
-def _missing(name: str, exc: ImportError) -> str:
-    return (
-        f"the bundle needs {name}, which cannot be imported ({exc}); export without robot-side files with --skip-deploy"
-    )
-
-
-def _bridge_description(filename: str) -> str:
-    side, function = filename.removesuffix(".onnx").split("_")[1:3]
-    text = {
-        "ik": "pose targets (pitch, roll) → crank targets, with reachability",
-        "fk": "crank angles (+ warm start) → pose (pitch, roll)",
-        "velocity": "crank rates + pose → pitch/roll rates",
-        "gains": "joint kp/kd + pose → coupled 2×2 motor-space gains",
-        "torque": "joint torque + pose → motor torques (this export's mode: host PD, motor kp = kd = 0)",
-    }.get(function, function)
-    return f"{side} ankle bridge, {text}"
+    spec = get_robot(metadata["robot"])
+    try:
+        make = spec.require("deploy")
+    except MissingCapability as exc:
+        raise MissingCapability(f"{exc}; export without robot-side files with --skip-deploy") from None
+    try:
+        return make(metadata)
+    except ImportError as exc:
+        raise DeployModuleUnavailable(
+            f"the bundle's robot-side files for {spec.name!r} need a module that cannot be imported ({exc}); "
+            "export without robot-side files with --skip-deploy"
+        ) from exc
 
 
 def _write_text_files(
@@ -239,11 +199,4 @@ def _write_text_files(
 
     write_json_atomic(out_dir / METADATA_FILE, metadata)
     text = bundle_readme(metadata, files, parity)
-    if any(path.startswith(ANKLE_BRIDGE_DIR) for path in files):
-        try:
-            from linkage_lab.deploy.ankle_bridge import BRIDGE_DOC
-
-            text += "\n## Ankle bridge\n\n" + BRIDGE_DOC
-        except ImportError:
-            pass
     write_text_atomic(out_dir / README_FILE, text + extra_readme)

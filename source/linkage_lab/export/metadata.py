@@ -9,17 +9,15 @@ from typing import Any
 METADATA_VERSION = 1
 
 
-def robot_kind(joint_names: list[str]) -> str | None:
-    """``"limit"`` or ``"marvin"`` when the policy's joints are exactly that robot's, else ``None``."""
-    from linkage_lab.robots.limit_joints import JOINT_NAMES as LIMIT_JOINTS
-    from linkage_lab.robots.marvin import JOINT_NAMES as MARVIN_JOINTS
+def robot_kind(joint_names: list[str]) -> str:
+    """The registered robot whose joints are exactly ``joint_names`` (in any order).
 
-    names = tuple(joint_names)
-    if sorted(names) == sorted(LIMIT_JOINTS):
-        return "limit"
-    if sorted(names) == sorted(MARVIN_JOINTS):
-        return "marvin"
-    return None
+    Raises:
+        UnknownRobot: No registered robot has those joints.
+    """
+    from linkage_lab.robots.registry import robot_for_joints
+
+    return robot_for_joints(joint_names, any_order=True).name
 
 
 def observation_layout(env: Any, groups: list[str], action_joints: list[str]) -> list[dict[str, Any]]:
@@ -85,7 +83,6 @@ def policy_metadata(env: Any, agent_cfg: Any, task: str, checkpoint: str | None 
     """
     import linkage_lab
     from linkage_lab.evaluation.policies import actor_groups
-    from linkage_lab.evaluation.replay import ankle_geometry_preset
     from linkage_lab.evaluation.robot_info import (
         action_mapping,
         default_joint_pos,
@@ -115,7 +112,7 @@ def policy_metadata(env: Any, agent_cfg: Any, task: str, checkpoint: str | None 
         "physics_dt_s": float(unwrapped.physics_dt),
         "decimation": int(unwrapped.cfg.decimation),
         "joint_names": names,
-        "joint_ids": _limit_joint_ids(names) if kind == "limit" else None,
+        "joint_ids": _joint_ids(kind, names),
         "default_joint_pos": default_joint_pos(env, names),
         "action_scale": action["scale"],
         "action_offset": action["offset"],
@@ -127,7 +124,7 @@ def policy_metadata(env: Any, agent_cfg: Any, task: str, checkpoint: str | None 
         "pd_space": "joint (tau = kp (q* - q) - kd qdot per joint; linkage groups: see linkages)",
         "joint_effort_limit_nm": [limits[n].effort_nm for n in names],
         "linkages": linkages,
-        "ankle_preset": ankle_geometry_preset(g["transmission"] for g in linkages) if kind == "marvin" else None,
+        "ankle_preset": _ankle_preset(kind, linkages),
         "observation_size": obs_size,
         "observation_layout": layout,
         "policy_io": {
@@ -170,7 +167,7 @@ def check_ankle_preset(checkpoint: Path, metadata: dict[str, Any]) -> None:
     """
     from linkage_lab.evaluation.policies import PolicyLoadError
 
-    if metadata.get("robot") != "marvin":
+    if metadata.get("ankle_preset") is None:
         return
     trained = trained_ankle_preset(checkpoint)
     if trained is not None and trained != metadata["ankle_preset"]:
@@ -180,10 +177,25 @@ def check_ankle_preset(checkpoint: Path, metadata: dict[str, Any]) -> None:
         )
 
 
-def _limit_joint_ids(names: list[str]) -> list[int]:
-    from linkage_lab.robots.limit_joints import entry_by_name
+def _joint_ids(robot: str, names: list[str]) -> list[int] | None:
+    """The robot's own joint numbering of ``names`` (its ``RobotSpec.joint_ids``), ``None`` without one."""
+    from linkage_lab.robots.registry import get_robot
 
-    return [entry_by_name(name).joint_id for name in names]
+    spec = get_robot(robot)
+    if spec.joint_ids is None:
+        return None
+    by_name = dict(zip(spec.joint_names, spec.joint_ids, strict=True))
+    return [by_name[name] for name in names]
+
+
+def _ankle_preset(robot: str, linkages: list[dict[str, Any]]) -> str | None:
+    """The RSU ankle geometry preset of a robot with RSU ankles (``None`` for others)."""
+    from linkage_lab.evaluation.replay import ankle_geometry_preset
+    from linkage_lab.robots.registry import get_robot
+
+    if not get_robot(robot).rsu_ankles:
+        return None
+    return ankle_geometry_preset((g["transmission"] for g in linkages), robot=robot)
 
 
 def _term_joint_names(term_cfg: Any, robot_joints: list[str]) -> list[str] | None:

@@ -9,14 +9,10 @@ import torch
 
 # The configuration lives in biped_cfg; its public names are re-exported here, where users import them.
 from linkage_lab.gait.biped_cfg import (  # noqa: F401
-    MARVIN_SPRINT_GAIT,
     BipedGaitCfg,
     NaoReference,
     check_gait_overrides,
     gait_parameter_names,
-    marvin_gait_cfg,
-    marvin_joint_limits,
-    marvin_sprint_gait_cfg,
 )
 from linkage_lab.gait.phase import BIPED_PHASE_OFFSETS, as_tensor, gait_phase, leg_phases, stepping_time
 from linkage_lab.gait.trajectory import foot_trajectory, lift_fraction, step_ramp

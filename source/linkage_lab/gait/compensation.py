@@ -1,4 +1,4 @@
-"""The stance leg's static sag under a position-controlled gait, from Marvin's statics.
+"""The stance leg's static sag under a position-controlled gait, from the biped's statics.
 
 In single support the stance leg's joints carry the whole robot. A PD joint holds a static load
 ``τ`` only with an error ``τ / K_p``, so every stance joint sags by that much and the pelvis drops
@@ -14,10 +14,9 @@ from dataclasses import replace
 
 import torch
 
-from linkage_lab.config import load_robot_config
 from linkage_lab.gait.biped import BipedGait, BipedGaitCfg, TorsoState
 
-#: The stance leg joints that sag, and the gain group of each (``control.stiffness`` in marvin.yaml).
+#: The stance leg joints that sag, and the gain group of each (``control.stiffness`` of the robot config).
 SAG_JOINTS: dict[str, str] = {
     "hip_roll": "hip",
     "hip_pitch": "hip",
@@ -27,7 +26,7 @@ SAG_JOINTS: dict[str, str] = {
 }
 
 
-def stance_sag_compensation(cfg: BipedGaitCfg, gravity_mps2: float | None = None) -> dict[str, float]:
+def stance_sag_compensation(cfg: BipedGaitCfg, robot: str, gravity_mps2: float | None = None) -> dict[str, float]:
     """Target offsets that cancel the left stance leg's static sag at mid single support (rad).
 
     The pose is the gait's own at ``ψ_L = 3π/2`` (the right foot at the top of its swing) with the
@@ -37,13 +36,14 @@ def stance_sag_compensation(cfg: BipedGaitCfg, gravity_mps2: float | None = None
 
     Args:
         cfg: The gait; its own ``stance_compensation_rad`` is ignored.
+        robot: The registered biped whose mass model and gains carry the stance.
         gravity_mps2: Gravitational acceleration (m/s²); ``None`` is standard gravity.
     """
-    from linkage_lab.description.marvin import build_marvin_model
+    from linkage_lab.robots.registry import get_robot
     from linkage_lab.statics.tree import STANDARD_GRAVITY, KinematicTree
 
-    robot = load_robot_config("marvin")
-    tree = KinematicTree(build_marvin_model(robot))
+    spec = get_robot(robot)
+    tree = KinematicTree(spec.description_model())
     plain = replace(cfg, stance_compensation_rad=None, step_ramp_time_s=0.0, sway_ramp_time_s=0.0)
     zeros = torch.zeros(1, dtype=torch.float64)
     torso = TorsoState(zeros, zeros, zeros, zeros, zeros, zeros)
@@ -52,7 +52,7 @@ def stance_sag_compensation(cfg: BipedGaitCfg, gravity_mps2: float | None = None
     targets = BipedGait(plain).joint_targets(time_s, torso, 0.0)
     frames = tree.forward_kinematics({name: float(value) for name, value in targets.items()})
     gravity = STANDARD_GRAVITY if gravity_mps2 is None else gravity_mps2
-    stiffness = robot["control"]["stiffness"]
+    stiffness = spec.config()["control"]["stiffness"]
     return {
         joint: tree.grounded_joint_torque(frames, f"left_{joint}", gravity) / stiffness[group]
         for joint, group in SAG_JOINTS.items()

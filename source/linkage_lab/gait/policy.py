@@ -14,8 +14,8 @@ from typing import Any
 
 import torch
 
-from linkage_lab.gait.biped import BipedGait, BipedGaitCfg, TorsoState, marvin_gait_cfg
-from linkage_lab.gait.trot import TrotGait, TrotGaitCfg, limit_trot_cfg
+from linkage_lab.gait.biped import BipedGait, BipedGaitCfg, TorsoState
+from linkage_lab.gait.trot import TrotGait, TrotGaitCfg
 
 
 def quat_xyzw_to_rpy(quat: torch.Tensor) -> torch.Tensor:
@@ -32,7 +32,7 @@ class ScriptedPolicy:
 
     Args:
         env: The (wrapped or bare) Isaac Lab env; read only.
-        gait: A :class:`BipedGait` or :class:`TrotGait`; ``None`` picks the robot's default gait.
+        gait: A :class:`BipedGait` or :class:`TrotGait`; ``None``: the robot's own (``RobotSpec.scripted_gait``).
         forward_speed_mps: The trot's forward speed; ``None`` follows the env's velocity command (m/s).
         start_delay_s: Time the robot holds its crouch before stepping (s).
     """
@@ -51,7 +51,9 @@ class ScriptedPolicy:
         self._scale = torch.as_tensor(term._scale, device=self.env.device, dtype=torch.float32)
         self._offset = torch.as_tensor(term._offset, device=self.env.device, dtype=torch.float32)
         if gait is None:
-            gait = BipedGait(marvin_gait_cfg()) if "left_knee" in self.joint_names else TrotGait(limit_trot_cfg())
+            from linkage_lab.robots.registry import robot_for_joints
+
+            gait = robot_for_joints(self.joint_names, any_order=True).require("scripted_gait")(self.joint_names)
         self.gait = gait
         self.forward_speed_mps = forward_speed_mps
         self.start_delay_s = start_delay_s

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
 
 import torch
 
-from linkage_lab.config import load_robot_config
 from linkage_lab.gait.phase import as_tensor, gait_phase, leg_phases, stepping_time
 from linkage_lab.gait.trajectory import foot_trajectory, step_ramp
-from linkage_lab.kinematics.leg_ik import LegConvention, LegReachError, leg_convention_from_config, leg_ik
+from linkage_lab.kinematics.leg_ik import LegConvention, LegReachError, leg_ik
 
 
 @dataclass
@@ -52,33 +49,6 @@ class TrotGaitCfg:
     """The step length rises from 0 to full over this time after the start (s)."""
     joint_limits_rad: dict[str, tuple[float, float]] | None = None
     """Per-joint ``(lower, upper)`` clamp of the targets (rad), by joint name; None: no clamp."""
-
-
-def limit_trot_cfg(**overrides: Any) -> TrotGaitCfg:
-    """The Limit's trot: geometry, joint table, trot pairs and limits from ``configs/robots/limit.yaml``.
-
-    Args:
-        **overrides: Any :class:`TrotGaitCfg` field.
-    """
-    config = load_robot_config("limit")
-    table = config["joint_table"]
-    legs = tuple(table["leg_order"])
-    pair_offset = {leg: 0.0 for leg in table["trot_pairs"]["A"]} | {leg: math.pi for leg in table["trot_pairs"]["B"]}
-    limits = {}
-    for leg in legs:
-        for joint in table["joint_order"]:
-            bound = config["joint_limits"][joint]["position_rad"]
-            limits[f"{leg}_{joint}"] = (-bound, bound)
-    cfg = TrotGaitCfg(
-        thigh_length_m=config["geometry"]["thigh_length_m"],
-        shank_length_m=config["geometry"]["shank_length_m"],
-        leg_convention=leg_convention_from_config(config),
-        leg_names=legs,
-        joint_names=tuple(limits),
-        phase_offsets_rad=tuple(pair_offset[leg] for leg in legs),
-        joint_limits_rad=limits,
-    )
-    return replace(cfg, **overrides)
 
 
 def step_length_for_velocity(velocity_mps: torch.Tensor, frequency_hz: float, max_step_length_m: float) -> torch.Tensor:

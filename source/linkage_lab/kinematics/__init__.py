@@ -1,6 +1,6 @@
 """kinematics."""
 
-from linkage_lab.kinematics.ankle_transmission import RSUAnkleTransmission, marvin_ankle
+from linkage_lab.kinematics.ankle_transmission import RSUAnkleTransmission, rsu_ankle_transmission
 from linkage_lab.kinematics.rsu_ankle import (
     AnkleState,
     UnreachablePoseError,
@@ -36,7 +36,7 @@ __all__ = [
     "inverse_kinematics",
     "jacobian",
     "load_ankle_geometry",
-    "marvin_ankle",
+    "rsu_ankle_transmission",
     "motor_spec",
     "transmission_quality",
 ]

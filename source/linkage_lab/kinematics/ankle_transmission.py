@@ -1,4 +1,4 @@
-"""Marvin's parallel ankle as a :class:`~linkage_lab.kinematics.transmission.Transmission`."""
+"""A two-motor parallel (RSU) ankle as a :class:`~linkage_lab.kinematics.transmission.Transmission`."""
 
 from __future__ import annotations
 
@@ -39,6 +39,18 @@ class RSUAnkleTransmission(Transmission):
         self.geometry = geometry
         self.fk_tol = fk_tol
         self.fk_max_iter = fk_max_iter
+
+    def joint_domain(self):
+        """Where the linkage is defined: the geometry's joint range, and a never-raising reachability test."""
+        from linkage_lab.actuators.transmissions import JointDomain
+
+        geometry = self.geometry
+
+        def reachable(pose: torch.Tensor) -> torch.Tensor:
+            return evaluate(geometry, pose, with_jacobian=False).reachable.all(-1)
+
+        (p_lo, p_hi), (r_lo, r_hi) = geometry.pitch_range_rad, geometry.roll_range_rad
+        return JointDomain((p_lo, r_lo), (p_hi, r_hi), reachable)
 
     def motor_position(self, joint_pos: torch.Tensor) -> torch.Tensor:
         return inverse_kinematics(self.geometry, joint_pos)
@@ -94,15 +106,20 @@ class RSUAnkleTransmission(Transmission):
         return clamp_to_diamond(self.jacobian(joint_pos), joint_torque, limit, mode)
 
 
-def marvin_ankle(
-    side: Side = "left", preset: str = "marvin", motor: str | None = None, fk_tol: float = 1e-9
+def rsu_ankle_transmission(
+    side: Side = "left",
+    preset: str | None = None,
+    motor: str | None = None,
+    fk_tol: float = 1e-9,
+    robot: str | None = None,
 ) -> RSUAnkleTransmission:
-    """Marvin's ankle transmission from ``configs/robots/marvin.yaml``.
+    """A robot's ankle transmission from its config's ``ankle_linkage`` section.
 
     Args:
         side: ``"left"`` or ``"right"`` (the mirror image in y).
-        preset: Geometry preset (ankle_linkage.md §7), e.g. ``"marvin"``, ``"calf"``.
+        preset: Geometry preset (ankle_linkage.md §7); ``None``: the robot's own.
         motor: Motor model overriding the preset's (e.g. ``"rs06"``); ``None`` keeps it.
         fk_tol: Pose tolerance of the forward kinematics (rad).
+        robot: The robot; ``None``: the one registered robot with RSU ankles.
     """
-    return RSUAnkleTransmission(load_ankle_geometry(preset, side=side, motor=motor), fk_tol=fk_tol)
+    return RSUAnkleTransmission(load_ankle_geometry(preset, side=side, motor=motor, robot=robot), fk_tol=fk_tol)

@@ -10,7 +10,12 @@ Conventions (batched over any leading shape ``...``; float32 or float64):
   is the hardware layer's job, not this module's.
 * ``J = ∂φ/∂q``, ``(..., 2, 2)``, rows = motors (a, b), columns = (pitch, roll).
 
-The forward kinematics (Newton) lives in :mod:`linkage_lab.kinematics.rsu_fk`.
+The math is one exportable core, :func:`evaluate_core` on the constants of :func:`loop_constants`:
+plain tensor ops that ``torch.onnx.export`` traces (no host synchronisation, no branch on tensor
+values, no raise; validity is the ``reachable`` output). The deploy bridge
+(:mod:`linkage_lab.deploy.ankle_bridge`) exports it as is; the public functions here wrap it and
+raise :class:`UnreachablePoseError` outside the core. The forward kinematics (Newton) lives in
+:mod:`linkage_lab.kinematics.rsu_fk`.
 """
 
 from __future__ import annotations
@@ -49,8 +54,12 @@ class AnkleState(NamedTuple):
     reachable: torch.Tensor
 
 
-class _LoopConstants(NamedTuple):
-    """Per-motor constants of the loop closure, ``(2, 1)`` each, in the crank plane rotated by −θ0."""
+class LoopConstants(NamedTuple):
+    """Per-motor constants of the loop closure, ``(2, 1)`` each, in the crank plane rotated by −θ0.
+
+    Built once per geometry, dtype and device by :func:`loop_constants`; the exportable core takes
+    them instead of the geometry, so tracing it records them as graph constants.
+    """
 
     foot_x: torch.Tensor  # A0_x (m)
     foot_y: torch.Tensor  # A0_y (m)
@@ -67,11 +76,11 @@ class _LoopConstants(NamedTuple):
     neutral_crank_angle_rad: float
 
 
-class _LoopSolution(NamedTuple):
+class LoopSolution(NamedTuple):
     """IK and J in structure-of-arrays layout: ``(2, N)`` each, rows = motors (a, b)."""
 
     motor_pos: torch.Tensor
-    perp2: torch.Tensor  # 2 r S = 2 r L · transmission (m²); NaN where the rod cannot reach
+    perp2: torch.Tensor  # 2 r S = 2 r L · transmission (m²); NaN (or 0, stretched) where the rod cannot reach
     perp2_sq: torch.Tensor  # (2 r S)², negative where the rod cannot reach (m⁴)
     jacobian_pitch: torch.Tensor | None
     jacobian_roll: torch.Tensor | None
@@ -89,7 +98,14 @@ class _FootPoints(NamedTuple):
 
 
 @functools.lru_cache(maxsize=64)
-def _constants(geometry: RSUAnkleGeometry, dtype: torch.dtype, device: str) -> _LoopConstants:
+def loop_constants(geometry: RSUAnkleGeometry, dtype: torch.dtype, device: str) -> LoopConstants:
+    """The loop-closure constants of an ankle as tensors of ``dtype`` on ``device`` (cached).
+
+    Also picks the assembled branch (the one through φ = 0 at neutral).
+
+    Raises:
+        ValueError: A rod is singular at the neutral pose (no branch to pick).
+    """
     r, theta0 = geometry.crank_radius_m, geometry.neutral_crank_angle_rad
     foot = np.asarray(geometry.rod_end_foot_m, dtype=np.float64)
     centre = np.asarray(geometry.motor_centre_m, dtype=np.float64)
@@ -101,14 +117,14 @@ def _constants(geometry: RSUAnkleGeometry, dtype: torch.dtype, device: str) -> _
     values = [foot[:, 0], foot[:, 1], foot[:, 2], centre_x, centre[:, 1], centre_z]
     values += [r**2 - lengths**2, 1.0 / (2 * r * lengths), lengths**2]
 
-    def build(signs: np.ndarray) -> _LoopConstants:
+    def build(signs: np.ndarray) -> LoopConstants:
         columns = [torch.tensor(v, dtype=dtype, device=device).unsqueeze(-1) for v in [*values, signs, -signs / 2]]
-        return _LoopConstants(*columns, crank_radius_m=r, neutral_crank_angle_rad=theta0)
+        return LoopConstants(*columns, crank_radius_m=r, neutral_crank_angle_rad=theta0)
 
     # The assembled branch is the one through φ = 0 at neutral: compare both there.
     neutral = torch.zeros(1, dtype=dtype, device=device)
     plus, minus = (
-        _solve_loop(build(np.full(2, s)), neutral, neutral, False).motor_pos.abs().squeeze(-1).cpu() for s in (1, -1)
+        solve_loop(build(np.full(2, s)), neutral, neutral, False).motor_pos.abs().squeeze(-1).cpu() for s in (1, -1)
     )
     if bool(((plus - minus).abs() < 1e-6).any()):
         raise ValueError(f"ankle {geometry.preset}/{geometry.side}: a rod is singular at the neutral pose")
@@ -116,7 +132,7 @@ def _constants(geometry: RSUAnkleGeometry, dtype: torch.dtype, device: str) -> _
 
 
 def _foot_points(
-    c: _LoopConstants,
+    c: LoopConstants,
     pitch: torch.Tensor,
     roll: torch.Tensor,
     minus_base_x: torch.Tensor,
@@ -136,24 +152,44 @@ def _foot_points(
     return _FootPoints(cos_p, sin_p, vec_y, vec_z, rel_x, rel_z)
 
 
-def _solve_loop(c: _LoopConstants, pitch: torch.Tensor, roll: torch.Tensor, with_jacobian: bool) -> _LoopSolution:
-    """The math of :func:`evaluate` on flat ``(N,)`` pitch and roll; results ``(2, N)``.
+def solve_loop(
+    c: LoopConstants,
+    pitch: torch.Tensor,
+    roll: torch.Tensor,
+    with_jacobian: bool,
+    stretch_unreachable: bool = False,
+    angle_dtype: torch.dtype | None = None,
+) -> LoopSolution:
+    """The math of :func:`evaluate` on flat ``(N,)`` pitch and roll; results ``(2, N)``; traceable.
 
     Works with ``K = 2r κ = ‖d‖² + r² − L²`` and ``2r S = √(4r² h² − K²)``; atan2 does not mind
     the common factor 2r.
+
+    Args:
+        c: The ankle's :func:`loop_constants`.
+        pitch: Foot pitch (rad), ``(N,)``.
+        roll: Foot roll (rad), ``(N,)``.
+        with_jacobian: Also compute ``J`` (a Python flag: decided when tracing, not per pose).
+        stretch_unreachable: Where a rod cannot reach, return the angle of the fully stretched
+            rod (``S = 0``) instead of NaN; the Jacobian there is infinite or NaN either way.
+        angle_dtype: Evaluate the final atan2 in this dtype (``None``: the input's). ONNX Runtime
+            has no float64 Atan; the atan2 arguments are exact to float32 rounding, so is the angle.
     """
     feet = _foot_points(c, pitch, roll, -c.centre_x, -c.centre_z)
     d_x, d_y, d_z = feet.rel_x, feet.vec_y - c.centre_y, feet.rel_z
     h_sq = (d_x * d_x).addcmul_(d_z, d_z)
     k = torch.addcmul(h_sq, d_y, d_y).add_(c.length_offset)
     perp2_sq = (h_sq * (4.0 * c.crank_radius_m**2)).addcmul_(k, k, value=-1.0)
-    perp2 = torch.sqrt(perp2_sq)
+    perp2 = torch.sqrt(perp2_sq.clamp(min=0.0) if stretch_unreachable else perp2_sq)
     signed_perp2 = perp2 * c.branch
     cos_num = (d_x * k).addcmul_(d_z, signed_perp2, value=-1.0)
     sin_num = (d_z * k).addcmul_(d_x, signed_perp2)
-    motor_pos = torch.atan2(sin_num, cos_num)
+    if angle_dtype is None:
+        motor_pos = torch.atan2(sin_num, cos_num)
+    else:
+        motor_pos = torch.atan2(sin_num.to(angle_dtype), cos_num.to(angle_dtype)).to(sin_num.dtype)
     if not with_jacobian:
-        return _LoopSolution(motor_pos, perp2, perp2_sq, None, None)
+        return LoopSolution(motor_pos, perp2, perp2_sq, None, None)
     # Rod vector e = d − r u(φ), with r (cos φ, sin φ) = (cos_num, sin_num) / (2 h²).
     inverse_h_sq = h_sq.reciprocal()
     e_x = torch.addcmul(d_x, cos_num, inverse_h_sq, value=-0.5)
@@ -164,7 +200,7 @@ def _solve_loop(c: _LoopConstants, pitch: torch.Tensor, roll: torch.Tensor, with
     jac_pitch = (e_z * c.centre_x).addcmul_(e_x, c.centre_z, value=-1.0).mul_(inverse_denominator).add_(1.0)
     jac_roll = (e_z * feet.cos_p).addcmul_(e_x, feet.sin_p, value=-1.0).mul_(feet.vec_y)
     jac_roll = jac_roll.addcmul_(d_y, feet.vec_z, value=-1.0).mul_(inverse_denominator)
-    return _LoopSolution(motor_pos, perp2, perp2_sq, jac_pitch, jac_roll)
+    return LoopSolution(motor_pos, perp2, perp2_sq, jac_pitch, jac_roll)
 
 
 def evaluate(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, with_jacobian: bool = True) -> AnkleState:
@@ -197,17 +233,46 @@ def evaluate(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, with_jacobian:
     Returns:
         The :class:`AnkleState`; check ``reachable`` (or use :func:`inverse_kinematics`).
     """
-    loop = _flat_loop(geometry, joint_pos, with_jacobian)
-    transmission = loop.perp2 * _constants(geometry, joint_pos.dtype, str(joint_pos.device)).transmission_scale
+    constants = loop_constants(geometry, joint_pos.dtype, str(joint_pos.device))
+    return evaluate_core(constants, joint_pos, with_jacobian)
+
+
+def evaluate_core(
+    constants: LoopConstants,
+    joint_pos: torch.Tensor,
+    with_jacobian: bool = True,
+    stretch_unreachable: bool = False,
+    angle_dtype: torch.dtype | None = None,
+) -> AnkleState:
+    """:func:`evaluate` on an ankle's :func:`loop_constants`: the exportable core of the IK and J.
+
+    Plain tensor ops only, so ``torch.onnx.export`` traces it with a dynamic batch: no host
+    synchronisation, no Python branch on tensor values, no raise. Validity is the ``reachable``
+    output; the public functions of this module turn it into :class:`UnreachablePoseError`.
+
+    Args:
+        constants: The ankle's :func:`loop_constants`, in the dtype and on the device of ``joint_pos``.
+        joint_pos: ``(..., 2)`` (pitch, roll) (rad).
+        with_jacobian: Also compute ``J``.
+        stretch_unreachable: See :func:`solve_loop` (crank angle of the stretched rod, transmission
+            0, where a rod cannot reach; default NaN).
+        angle_dtype: See :func:`solve_loop` (dtype of the final atan2).
+
+    Returns:
+        The :class:`AnkleState`.
+    """
+    flat = joint_pos.reshape(-1, 2)
+    loop = solve_loop(constants, flat[:, 0], flat[:, 1], with_jacobian, stretch_unreachable, angle_dtype)
+    transmission = loop.perp2 * constants.transmission_scale
     jacobian = _unflatten_jacobian(loop, joint_pos) if with_jacobian else None
     reachable = _unflatten(loop.perp2_sq >= 0.0, joint_pos)
     return AnkleState(_unflatten(loop.motor_pos, joint_pos), jacobian, _unflatten(transmission, joint_pos), reachable)
 
 
-def _flat_loop(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, with_jacobian: bool) -> _LoopSolution:
+def _flat_loop(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, with_jacobian: bool) -> LoopSolution:
     flat = joint_pos.reshape(-1, 2)
-    return _solve_loop(
-        _constants(geometry, joint_pos.dtype, str(joint_pos.device)), flat[:, 0], flat[:, 1], with_jacobian
+    return solve_loop(
+        loop_constants(geometry, joint_pos.dtype, str(joint_pos.device)), flat[:, 0], flat[:, 1], with_jacobian
     )
 
 
@@ -216,13 +281,13 @@ def _unflatten(per_motor: torch.Tensor, joint_pos: torch.Tensor) -> torch.Tensor
     return per_motor.T.reshape(joint_pos.shape)
 
 
-def _unflatten_jacobian(loop: _LoopSolution, joint_pos: torch.Tensor) -> torch.Tensor:
+def _unflatten_jacobian(loop: LoopSolution, joint_pos: torch.Tensor) -> torch.Tensor:
     """Rows (joint, motor, N) → ``(..., motor, joint)``."""
     stacked = torch.stack([loop.jacobian_pitch, loop.jacobian_roll])  # type: ignore[list-item]
     return stacked.permute(2, 1, 0).reshape(*joint_pos.shape, 2)
 
 
-def _check_reachable(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, loop: _LoopSolution) -> None:
+def _check_reachable(geometry: RSUAnkleGeometry, joint_pos: torch.Tensor, loop: LoopSolution) -> None:
     # One reduction in the common case; the mask only to describe a failure (NaN poses fail too).
     if not bool(loop.perp2_sq.amin() >= 0.0):
         raise_if_unreachable(geometry, joint_pos, _unflatten(loop.perp2_sq >= 0.0, joint_pos))

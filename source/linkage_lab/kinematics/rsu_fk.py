@@ -1,4 +1,10 @@
-"""Forward kinematics of the 2-RSU + U ankle (ankle_linkage.md §3): batched, warm-started Newton."""
+"""Forward kinematics of the 2-RSU + U ankle (ankle_linkage.md §3): batched, warm-started Newton.
+
+One Newton step, :func:`newton_step`, is the exportable core: :func:`forward_kinematics` iterates
+it until the error bound says done (a host check per iteration), :func:`forward_kinematics_unrolled`
+runs a fixed number of steps with no host check at all, for ``torch.onnx.export`` (the deploy
+bridge's FK graph).
+"""
 
 from __future__ import annotations
 
@@ -10,12 +16,12 @@ from typing import NamedTuple
 import torch
 
 from linkage_lab.kinematics.rsu_ankle import (
-    _constants,
+    LoopConstants,
     _foot_points,
-    _LoopConstants,
-    _solve_loop,
     evaluate,
+    loop_constants,
     solve_2x2,
+    solve_loop,
 )
 from linkage_lab.kinematics.rsu_geometry import JOINT_NAMES, RSUAnkleGeometry
 
@@ -74,7 +80,7 @@ class _Closure(NamedTuple):
 
 
 def _closure(
-    c: _LoopConstants,
+    c: LoopConstants,
     pitch: torch.Tensor,
     roll: torch.Tensor,
     minus_tip_x: torch.Tensor,
@@ -94,7 +100,7 @@ def _closure(
     return _Closure(residual, grad_pitch, grad_roll.addcmul_(e_y, feet.vec_z, value=-1.0))
 
 
-def _minus_crank_tips(c: _LoopConstants, motor_pos: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _minus_crank_tips(c: LoopConstants, motor_pos: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Crank tips negated, ``−(M' + r (cos φ, sin φ))`` in the rotated crank plane, ``(2, N)`` each (m)."""
     return (
         torch.cos(motor_pos).mul_(-c.crank_radius_m).sub_(c.centre_x),
@@ -110,6 +116,66 @@ def _solve_rows(rows: _Closure) -> tuple[torch.Tensor, torch.Tensor]:
     step_p = (g_br * res_a).addcmul_(g_ar, res_b, value=-1.0).mul_(inverse_det)
     step_r = (g_ap * res_b).addcmul_(g_bp, res_a, value=-1.0).mul_(inverse_det)
     return step_p, step_r
+
+
+def newton_step(
+    constants: LoopConstants,
+    pitch: torch.Tensor,
+    roll: torch.Tensor,
+    minus_tips: tuple[torch.Tensor, torch.Tensor],
+    max_step_rad: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One Newton step ``G⁻¹ r`` on the rod-length equations, clipped to ±``max_step_rad`` per axis.
+
+    Traceable (no host synchronisation, no raise); a singular ``G`` gives a NaN step.
+
+    Args:
+        constants: The ankle's :func:`~linkage_lab.kinematics.rsu_ankle.loop_constants`.
+        pitch: Current pitch (rad), ``(N,)``.
+        roll: Current roll (rad), ``(N,)``.
+        minus_tips: The crank tips negated, ``(2, N)`` each, from the measured crank angles.
+        max_step_rad: Clip per axis (rad).
+
+    Returns:
+        The steps ``(δ_pitch, δ_roll)`` (rad), ``(N,)`` each, fresh tensors: the new pose is
+        ``q − δ``.
+    """
+    step_p, step_r = _solve_rows(_closure(constants, pitch, roll, *minus_tips))
+    return step_p.clamp_(-max_step_rad, max_step_rad), step_r.clamp_(-max_step_rad, max_step_rad)
+
+
+def forward_kinematics_unrolled(
+    constants: LoopConstants,
+    motor_pos: torch.Tensor,
+    joint_pos_guess: torch.Tensor,
+    steps: int,
+    max_step_rad: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Foot poses from crank angles by ``steps`` Newton steps, no convergence test: the exportable FK.
+
+    The same iteration as :func:`forward_kinematics` (:func:`newton_step`), unrolled to a fixed
+    count so that ``torch.onnx.export`` traces it; the caller judges convergence from the size of
+    the last step.
+
+    Args:
+        constants: The ankle's :func:`~linkage_lab.kinematics.rsu_ankle.loop_constants`.
+        motor_pos: Crank angles from neutral (rad), ``(N, 2)``.
+        joint_pos_guess: Warm start (pitch, roll) (rad), ``(N, 2)``.
+        steps: Newton steps.
+        max_step_rad: Clip of one step per axis (rad).
+
+    Returns:
+        The poses (rad), ``(N, 2)``, and the largest ``|δ|`` of the last step per ankle (rad),
+        ``(N,)`` (zeros when ``steps`` is 0).
+    """
+    minus_tips = _minus_crank_tips(constants, motor_pos.transpose(0, 1))
+    pitch, roll = joint_pos_guess[:, 0], joint_pos_guess[:, 1]
+    last_step = torch.zeros_like(pitch)
+    for _ in range(steps):
+        step_p, step_r = newton_step(constants, pitch, roll, minus_tips, max_step_rad)
+        pitch, roll = pitch - step_p, roll - step_r
+        last_step = torch.maximum(step_p.abs(), step_r.abs())
+    return torch.stack([pitch, roll], dim=-1), last_step
 
 
 @functools.lru_cache(maxsize=64)
@@ -128,7 +194,7 @@ def newton_constant(geometry: RSUAnkleGeometry) -> float:
     state = evaluate(geometry, grid, with_jacobian=False)
     keep = state.reachable.all(-1)
     grid, motor_pos = grid[keep], state.motor_pos[keep]
-    c = _constants(geometry, torch.float64, "cpu")
+    c = loop_constants(geometry, torch.float64, "cpu")
     tips = _minus_crank_tips(c, motor_pos.T.contiguous())
 
     def gradient(q: torch.Tensor) -> torch.Tensor:  # (N, motor, joint)
@@ -203,7 +269,7 @@ def forward_kinematics(
     iterations = 0
     with torch.no_grad():
         for phase_dtype, phase_tol, phase_iter in phases:
-            constants = _constants(geometry, phase_dtype, str(device))
+            constants = loop_constants(geometry, phase_dtype, str(device))
             minus_tips = _minus_crank_tips(constants, target.to(phase_dtype))
             pitch, roll = pitch.to(phase_dtype), roll.to(phase_dtype)
             step_size, largest, done = _newton(
@@ -213,7 +279,7 @@ def forward_kinematics(
     step_limit = math.sqrt(tol / newton_c)
     joint_pos = torch.stack([pitch, roll], dim=-1)
     if motor_pos.requires_grad:
-        loop = _solve_loop(_constants(geometry, dtype, str(device)), pitch, roll, with_jacobian=True)
+        loop = solve_loop(loop_constants(geometry, dtype, str(device)), pitch, roll, with_jacobian=True)
         jacobian = torch.stack([loop.jacobian_pitch, loop.jacobian_roll]).permute(2, 1, 0)
         joint_pos = joint_pos - solve_2x2(jacobian, loop.motor_pos.T - motor_pos.reshape(-1, 2))
     converged = (step_size <= step_limit).reshape(lead)
@@ -222,7 +288,7 @@ def forward_kinematics(
 
 
 def _newton(
-    constants: _LoopConstants,
+    constants: LoopConstants,
     pitch: torch.Tensor,
     roll: torch.Tensor,
     minus_tips: tuple[torch.Tensor, torch.Tensor],
@@ -233,11 +299,11 @@ def _newton(
     """Newton iterations updating ``pitch`` and ``roll`` in place; returns (last |step|, its max, count)."""
     step_size, largest = torch.full_like(pitch, math.inf), math.inf
     for iteration in range(1, max_iter + 1):
-        step_p, step_r = _solve_rows(_closure(constants, pitch, roll, *minus_tips))
+        step_p, step_r = newton_step(constants, pitch, roll, minus_tips, max_step_rad)
         # The closure's temporaries are freed before the next call: keeping them alive makes
         # the CPU allocator trim and re-fault its heap on every iteration (2x slower).
-        pitch.sub_(step_p.clamp_(-max_step_rad, max_step_rad))
-        roll.sub_(step_r.clamp_(-max_step_rad, max_step_rad))
+        pitch.sub_(step_p)
+        roll.sub_(step_r)
         step_size = torch.maximum(step_p.abs_(), step_r.abs_())
         del step_p, step_r
         # A NaN ankle (singular G) is reported, not waited for.

@@ -106,23 +106,44 @@ def _rod_lengths(geometry: RSUAnkleGeometry) -> np.ndarray:
     return np.linalg.norm(tips - np.asarray(geometry.rod_end_foot_m, dtype=np.float64), axis=-1)
 
 
-def available_presets(robot: str = "marvin") -> list[str]:
-    """Names of the ankle geometry presets in ``configs/robots/<robot>.yaml`` (§7)."""
-    return list(load_robot_config(robot)["ankle_linkage"].get("presets", {}))
+#: The :class:`~linkage_lab.robots.registry.RobotSpec` field a robot with RSU ankles sets.
+RSU_ANKLE_CAPABILITY = "rsu_ankles"
 
 
-def available_motors(robot: str = "marvin") -> list[str]:
+def ankle_robot(robot: str | None = None) -> str:
+    """``robot``, or when ``None`` the one registered robot with RSU ankles (an error if not exactly one)."""
+    if robot is not None:
+        return robot
+    from linkage_lab.robots.registry import sole_robot_with
+
+    return sole_robot_with(RSU_ANKLE_CAPABILITY)
+
+
+def available_presets(robot: str | None = None) -> list[str]:
+    """Names of the ankle geometry presets in ``configs/robots/<robot>.yaml`` (§7), the default first."""
+    return list(load_robot_config(ankle_robot(robot))["ankle_linkage"].get("presets", {}))
+
+
+def default_preset(robot: str | None = None) -> str:
+    """The robot's own ankle geometry: the first preset of its config."""
+    presets = available_presets(robot)
+    if not presets:
+        raise ConfigError(f"robot {ankle_robot(robot)!r} has no ankle_linkage.presets")
+    return presets[0]
+
+
+def available_motors(robot: str | None = None) -> list[str]:
     """Motor model names of the robot config (section ``motors``)."""
-    return list(load_robot_config(robot)["motors"])
+    return list(load_robot_config(ankle_robot(robot))["motors"])
 
 
-def motor_spec(name: str, robot: str = "marvin") -> MotorSpec:
+def motor_spec(name: str, robot: str | None = None) -> MotorSpec:
     """The datasheet numbers of motor model ``name`` (case-insensitive, e.g. ``"rs03"``).
 
     Raises:
         ConfigError: No such motor in the robot config; the message lists the choices.
     """
-    motors = load_robot_config(robot)["motors"]
+    motors = load_robot_config(ankle_robot(robot))["motors"]
     by_upper = {key.upper(): key for key in motors}
     key = by_upper.get(name.upper())
     if key is None:
@@ -133,15 +154,16 @@ def motor_spec(name: str, robot: str = "marvin") -> MotorSpec:
 
 
 def load_ankle_geometry(
-    preset: str = "marvin", side: Side = "left", motor: str | None = None, robot: str = "marvin"
+    preset: str | None = None, side: Side = "left", motor: str | None = None, robot: str | None = None
 ) -> RSUAnkleGeometry:
     """Build an ankle from the robot config: section ``ankle_linkage`` merged with one preset.
 
     Args:
-        preset: A key of ``ankle_linkage.presets`` (e.g. ``"marvin"``, ``"narrow_rods"``).
+        preset: A key of ``ankle_linkage.presets`` (e.g. ``"narrow_rods"``); ``None``: the robot's own
+            (:func:`default_preset`).
         side: ``"left"`` (the config's geometry) or ``"right"`` (its mirror in y).
         motor: Motor model overriding the preset's (case-insensitive); ``None`` keeps the preset's.
-        robot: Robot config name.
+        robot: Robot config name; ``None``: the one registered robot with RSU ankles.
 
     Returns:
         The geometry.
@@ -149,6 +171,8 @@ def load_ankle_geometry(
     Raises:
         ConfigError: Unknown preset, side or motor; the message lists the choices.
     """
+    robot = ankle_robot(robot)
+    preset = default_preset(robot) if preset is None else preset
     section: dict[str, Any] = load_robot_config(robot)["ankle_linkage"]
     presets = section.get("presets", {})
     if preset not in presets:

@@ -20,6 +20,9 @@ from collections.abc import Sequence
 
 import torch
 
+# Defined once in a torch-free module, which the deploy code imports; re-exported here for the math.
+from linkage_lab.linkage_constants import PARALLELOGRAM_LEG_JACOBIAN
+
 
 class Transmission(ABC):
     """Base class: subclasses implement ``motor_position``, ``jacobian`` and ``joint_position``."""
@@ -102,10 +105,6 @@ class IdentityTransmission(ConstantJacobianTransmission):
 
     def __init__(self, num_joints: int = 1):
         super().__init__(torch.eye(num_joints, dtype=torch.float64))
-
-
-#: The Limit's parallel-link leg: hip motor = hip; knee motor = hip + knee (absolute shank angle).
-PARALLELOGRAM_LEG_JACOBIAN = ((1.0, 0.0), (1.0, 1.0))
 
 
 def parallelogram_leg() -> ConstantJacobianTransmission:

@@ -2,7 +2,7 @@
 
 The race runs on the sprint task built on the velocity task the policy was trained on (its
 ``policy_task``): the scripted gait, ONNX files of the plain task and its checkpoints on
-``LinkageLab-Sprint-Marvin``; residual-gait policies on ``LinkageLab-Sprint-Marvin-Residual``.
+the robot's default sprint task; residual-gait policies on the residual one.
 
 The referee is :class:`~linkage_lab.sprint.rules.SprintTracker` (the rules of gait.md §4); the
 env's own terminations (fall, lane, finish) only stop the physics. The ankle torques the policy
@@ -21,9 +21,6 @@ import torch
 
 from linkage_lab.io import save_figure_atomic, write_json_atomic
 
-TASK = "LinkageLab-Sprint-Marvin"
-#: The sprint tasks, preferred first for ``--policy pretrained`` (the first whose policy task ships one).
-SPRINT_TASKS = ("LinkageLab-Sprint-Marvin-Residual", TASK)
 #: The command name in the output folder's manifest (:mod:`linkage_lab.outputs`).
 SPRINT_COMMAND = "sprint"
 
@@ -47,10 +44,11 @@ def _build_policy(spec: str, env: Any, agent_cfg: Any, gait_overrides: dict[str,
     )
 
     if spec == "scripted":
-        from linkage_lab.gait.biped import BipedGait, marvin_sprint_gait_cfg
+        from linkage_lab.evaluation.robot_info import robot_name
         from linkage_lab.gait.policy import ScriptedPolicy, describe
+        from linkage_lab.robots.registry import get_robot
 
-        gait = BipedGait(marvin_sprint_gait_cfg(**(gait_overrides or {})))
+        gait = get_robot(robot_name(env)).require("sprint_gait")(**(gait_overrides or {}))
         return ScriptedPolicy(env, gait), {"policy": "scripted", **describe(gait)}
     if spec.endswith(".onnx"):
         obs_dim = env.unwrapped.observation_manager.group_obs_dim["policy"][0]
@@ -78,9 +76,9 @@ def policy_task_of(sprint_task: str) -> str:
 def race_task(policy_spec: str) -> str:
     """The sprint task a policy races on: the one built on the velocity task it was trained on.
 
-    ``scripted``, ONNX files and ``latest`` race on :data:`TASK`; ``pretrained`` on the first of
-    :data:`SPRINT_TASKS` whose velocity task ships a policy; a checkpoint file on the sprint of the task its
-    run (``run.json``) or shipped folder (``train.json``) names, else :data:`TASK`.
+    ``scripted``, ONNX files and ``latest`` race on :func:`default_task`; ``pretrained`` on the first
+    of the registered sprint tasks whose velocity task ships a policy; a checkpoint file on the sprint
+    of the task its run (``run.json``) or shipped folder (``train.json``) names, else :func:`default_task`.
 
     Raises:
         PolicyLoadError: ``pretrained`` while no sprint's velocity task ships a policy.
@@ -89,6 +87,7 @@ def race_task(policy_spec: str) -> str:
 
     from linkage_lab.evaluation.policies import PolicyLoadError
     from linkage_lab.pretrained import PRETRAINED, shipped_tasks
+    from linkage_lab.tasks.sprint import SPRINT_TASKS
 
     if policy_spec == PRETRAINED:
         shipped = shipped_tasks()
@@ -99,7 +98,7 @@ def race_task(policy_spec: str) -> str:
         raise PolicyLoadError(f"no pretrained policy for the sprint: none is shipped for {wanted}")
     path = Path(policy_spec)
     if policy_spec == "scripted" or path.suffix == ".onnx" or not path.is_file():
-        return TASK
+        return default_task()
     for record in (path.parent / "run.json", path.parent / "train.json"):
         try:
             trained = json.loads(record.read_text()).get("task")
@@ -108,7 +107,32 @@ def race_task(policy_spec: str) -> str:
         for task in SPRINT_TASKS:
             if trained == policy_task_of(task):
                 return task
-    return TASK
+    return default_task()
+
+
+def sprint_rules(sprint_task: str) -> Any:
+    """The rules of a sprint task: its ``sprint_rules_entry_point`` (``module:function``) called."""
+    import importlib
+
+    import gymnasium as gym
+
+    import linkage_lab.tasks  # noqa: F401  (registers the tasks)
+
+    entry = gym.spec(sprint_task).kwargs.get("sprint_rules_entry_point")
+    if entry is None:
+        raise ValueError(f"task {sprint_task!r} names no sprint_rules_entry_point: it is not a sprint")
+    module, _, name = entry.partition(":")
+    return getattr(importlib.import_module(module), name)()
+
+
+def default_task() -> str:
+    """The sprint task scripted and ONNX policies race on (``DEFAULT_SPRINT_TASK`` of the one robot
+    with a sprint; an error when several robots have one)."""
+    from linkage_lab.tasks.sprint import DEFAULT_SPRINT_TASKS
+
+    if len(DEFAULT_SPRINT_TASKS) != 1:
+        raise ValueError(f"several robots have a sprint ({', '.join(DEFAULT_SPRINT_TASKS)}): name the sprint task")
+    return DEFAULT_SPRINT_TASKS[0]
 
 
 def run_race(
@@ -130,10 +154,9 @@ def run_race(
     from linkage_lab.evaluation.probe import SAMPLING, substep_probe
     from linkage_lab.runtime import make_env
     from linkage_lab.sprint.rules import SprintTracker
-    from linkage_lab.tasks.sprint.config.marvin.env_cfg import marvin_sprint_rules
 
-    rules = marvin_sprint_rules()
     task = race_task(policy_spec)
+    rules = sprint_rules(task)
     with make_env(task, num_envs=1, device=device, overrides=[f"presets={ankle}"]) as (env, agent_cfg):
         unwrapped = env.unwrapped
         policy, info = _build_policy(policy_spec, env, agent_cfg, gait_overrides)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from typing import Any
+
 import gymnasium as gym
 
 TASK_PREFIX = "LinkageLab-"
@@ -27,3 +31,16 @@ def require_task(task_id: str) -> str:
     if task_id not in gym.registry:
         raise UnknownTaskError(f"unknown task id {task_id!r}; Linkage Lab tasks are: {', '.join(ids)}")
     return task_id
+
+
+def import_config_packages(package_name: str) -> list[Any]:
+    """Import every subpackage of ``<package_name>.config`` (one per robot; each registers its task ids).
+
+    Tasks are found, not listed: a robot's task folder registers itself when it is there.
+    """
+    package = importlib.import_module(f"{package_name}.config")
+    return [
+        importlib.import_module(f"{package.__name__}.{info.name}")
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda info: info.name)
+        if info.ispkg
+    ]

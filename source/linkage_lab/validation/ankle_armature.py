@@ -1,4 +1,8 @@
-"""Which armature Marvin's serial ankle should carry, measured against the closed-chain oracle.
+"""Which armature a robot's serial (2-RSU) ankle should carry, measured against the closed-chain oracle.
+
+The robot (default: the only one with the ``ankle_drive_cfg`` extra, Marvin) provides its ankle parts,
+geometry and the task's ankle drive through its registry extras.
+
 
 The two RS03 rotors reach the foot through the linkage, so their inertia in ``(pitch, roll)`` is
 ``Jᵀ(q) diag(J̄) J(q)`` (s3n.md §5). At neutral ``J ≈ [[1.02, −0.67], [0.96, 0.67]]`` makes its pitch
@@ -27,12 +31,12 @@ from dataclasses import replace
 import numpy as np
 import torch
 
+from linkage_lab.analysis import pick_robot
+from linkage_lab.analysis.leg_run import LegRun, drive_loop
 from linkage_lab.dynamics.drive import LinkageDrive, LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3NCfg
-from linkage_lab.kinematics.rsu_geometry import load_ankle_geometry
 from linkage_lab.kinematics.transmission import Transmission
-from linkage_lab.validation.ankle_oracle import AnkleOracle, AnkleOracleCfg, SerialAnkle, marvin_foot_parts
-from linkage_lab.validation.standalone_leg import LegRun, drive_loop
+from linkage_lab.validation.ankle_oracle import AnkleOracle, AnkleOracleCfg, SerialAnkle, ankle_parts
 
 #: The serial ankle's armature models, from the task's old default to the pose-dependent ones.
 ARMATURE_MODELS = ("motor", "neutral_diagonal", "reflected", "reflected_unfiltered")
@@ -41,25 +45,32 @@ ARMATURE_MODELS = ("motor", "neutral_diagonal", "reflected", "reflected_unfilter
 POSES = ((0.0, 0.0), (0.45, 0.2), (-0.45, -0.2), (0.45, -0.2), (-0.45, 0.2))
 
 
-def marvin_ankle_drive_cfgs(dt: float = 0.005, side: str = "left") -> tuple[dict[str, LinkageDriveCfg], Transmission]:
+def ankle_geometry(robot: str | None = None):
+    """The robot's ankle geometry (its ``ankle_geometry`` extra; ``None``: the only robot with one)."""
+    from linkage_lab.robots.registry import get_robot
+
+    return get_robot(pick_robot("ankle_geometry", robot)).extra("ankle_geometry")()
+
+
+def ankle_drive_cfgs(
+    dt: float = 0.005, side: str = "left", robot: str | None = None
+) -> tuple[dict[str, LinkageDriveCfg], Transmission]:
     """The task's drive of one ankle (diamond limits, the ankle gains) under each armature model.
+
+    Args:
+        dt: Physics step (s).
+        side: ``left`` or ``right``.
+        robot: ``None``: the only robot with the ``ankle_drive_cfg`` extra.
 
     Returns:
         ``{model: drive config}`` and the ankle's transmission.
     """
-    from linkage_lab.actuators.linkage_actuator import drive_cfg
-    from linkage_lab.actuators.transmissions import make_transmission
-    from linkage_lab.config import load_robot_config
-    from linkage_lab.robots.marvin import ankle_actuator_cfg
+    from linkage_lab.robots.registry import get_robot
 
-    robot = load_robot_config("marvin")
-    gains = [robot["control"]["stiffness"]["ankle"]] * 2, [robot["control"]["damping"]["ankle"]] * 2
+    build = get_robot(pick_robot("ankle_drive_cfg", robot)).extra("ankle_drive_cfg")
     configs = {}
     for model, reflected in (("motor", False), ("reflected", True)):
-        actuator = ankle_actuator_cfg(robot, "diamond", dt, reflected_armature=reflected)
-        group = actuator.coupled_joints.index([f"{side}_ankle_pitch", f"{side}_ankle_roll"])
-        configs[model] = drive_cfg(actuator, *gains)
-        transmission = make_transmission(actuator.transmissions[group])
+        configs[model], transmission = build(reflected, dt, side)
     neutral = LinkageDrive(configs["reflected"], transmission).native_armature()
     diagonal = replace(configs["motor"].s3n, reflected_inertia_kgm2=tuple(neutral.tolist()))
     configs["neutral_diagonal"] = replace(configs["motor"], s3n=diagonal)
@@ -74,21 +85,25 @@ def ankle_chirp(pose: Sequence[float], duration_s: float, dt: float) -> np.ndarr
     return np.asarray(pose, dtype=float) + np.outer(np.sin(phase), [0.2, 0.1])
 
 
-def run_serial_ankle(drive_cfg: LinkageDriveCfg, transmission: Transmission, targets: np.ndarray, dt: float) -> LegRun:
+def run_serial_ankle(
+    drive_cfg: LinkageDriveCfg, transmission: Transmission, targets: np.ndarray, dt: float, robot: str | None = None
+) -> LegRun:
     """The serial ankle under :class:`LinkageDrive` (armature and explicit torque of its model)."""
-    cross, foot = marvin_foot_parts()
+    cross, foot = ankle_parts(robot)
     drive = LinkageDrive(drive_cfg, transmission)
     ankle = SerialAnkle(cross, foot, drive.native_armature().tolist(), dt)
     ankle.reset(targets[0])
     return drive_loop(drive, targets, dt, ankle.state, lambda out: ankle.step(out.joint_torque[0].numpy()))
 
 
-def run_oracle_ankle(drive_cfg: LinkageDriveCfg, transmission: Transmission, targets: np.ndarray, dt: float) -> LegRun:
+def run_oracle_ankle(
+    drive_cfg: LinkageDriveCfg, transmission: Transmission, targets: np.ndarray, dt: float, robot: str | None = None
+) -> LegRun:
     """The closed-chain ankle, its motors under ``drive_cfg``'s PD and limits (no model terms: the
     oracle carries the rotors' inertia itself, ``J̄`` = the config's motor armature)."""
-    cross, foot = marvin_foot_parts()
+    cross, foot = ankle_parts(robot)
     motor_inertia = float(drive_cfg.s3n.reflected_inertia_kgm2[0])
-    oracle = AnkleOracle(AnkleOracleCfg(load_ankle_geometry(), cross, foot, motor_inertia, timestep_s=dt))
+    oracle = AnkleOracle(AnkleOracleCfg(ankle_geometry(robot), cross, foot, motor_inertia, timestep_s=dt))
     start = torch.as_tensor(targets[:1], dtype=torch.float64)
     oracle.reset(targets[0], transmission.motor_position(start)[0].numpy())
     bare = S3NCfg(model="kin_only", reflected_inertia_kgm2=(0.0, 0.0), viscous_damping_nms_per_rad=(0.0, 0.0))
@@ -111,12 +126,14 @@ def _rmse(run: LegRun, reference: LegRun) -> dict:
     }
 
 
-def explicit_loop_gain(drive_cfg: LinkageDriveCfg, transmission: Transmission, grid: int = 9) -> float:
+def explicit_loop_gain(
+    drive_cfg: LinkageDriveCfg, transmission: Transmission, grid: int = 9, robot: str | None = None
+) -> float:
     """The largest per-step gain of the explicit-torque loop over the ankle's range (< 1: stable)."""
-    cross, foot = marvin_foot_parts()
+    cross, foot = ankle_parts(robot)
     drive = LinkageDrive(drive_cfg, transmission)
     ankle = SerialAnkle(cross, foot, drive.native_armature().tolist(), 0.005)
-    geometry = load_ankle_geometry()
+    geometry = ankle_geometry(robot)
     poses = [
         (p, r)
         for p in np.linspace(*geometry.pitch_range_rad, grid)
@@ -128,24 +145,30 @@ def explicit_loop_gain(drive_cfg: LinkageDriveCfg, transmission: Transmission, g
 
 
 def unstable_poses(
-    drive_cfg: LinkageDriveCfg, transmission: Transmission, grid: tuple[int, int] = (7, 5), duration_s: float = 1.0
+    drive_cfg: LinkageDriveCfg,
+    transmission: Transmission,
+    grid: tuple[int, int] = (7, 5),
+    duration_s: float = 1.0,
+    robot: str | None = None,
 ) -> list[list[float]]:
     """Poses of a grid over the range (both limits included) where the serial ankle, kicked off its
     target by (0.02, −0.01) rad for 20 ms, still moves in the last 0.2 s (a step changes by > 1e-4 rad)."""
-    geometry = load_ankle_geometry()
+    geometry = ankle_geometry(robot)
     dt = 0.005
     unstable = []
     for pitch in np.linspace(*geometry.pitch_range_rad, grid[0]):
         for roll in np.linspace(*geometry.roll_range_rad, grid[1]):
             targets = np.tile([pitch, roll], (int(round(duration_s / dt)), 1))
             targets[1:5] += (0.02, -0.01)
-            run = run_serial_ankle(drive_cfg, transmission, targets, dt)
+            run = run_serial_ankle(drive_cfg, transmission, targets, dt, robot)
             if not np.all(np.abs(np.diff(run.joint_pos[-int(0.2 / dt) :], axis=0)) <= 1e-4):
                 unstable.append([float(pitch), float(roll)])
     return unstable
 
 
-def compare_armatures(duration_s: float = 4.0, dt: float = 0.005, poses: Sequence = POSES) -> dict:
+def compare_armatures(
+    duration_s: float = 4.0, dt: float = 0.005, poses: Sequence = POSES, robot: str | None = None
+) -> dict:
     """RMSE of each armature model against the oracle at each pose, their means, and the loop gain.
 
     Returns:
@@ -154,15 +177,16 @@ def compare_armatures(duration_s: float = 4.0, dt: float = 0.005, poses: Sequenc
         [[pitch, roll], ...]}, "loop_gain", "best", "max_closure_error_m"}``; ``best`` is the model with
         the smallest mean position RMSE among those stable at every pose of the grid.
     """
-    configs, transmission = marvin_ankle_drive_cfgs(dt)
+    robot = pick_robot("ankle_drive_cfg", robot)
+    configs, transmission = ankle_drive_cfgs(dt, robot=robot)
     per_pose, closure = [], 0.0
     for pose in poses:
         targets = ankle_chirp(pose, duration_s, dt)
-        oracle = run_oracle_ankle(configs["motor"], transmission, targets, dt)
+        oracle = run_oracle_ankle(configs["motor"], transmission, targets, dt, robot)
         closure = max(closure, oracle.info["max_closure_error_m"])
         entry: dict = {"pose": list(pose)}
         for model, cfg in configs.items():
-            entry[model] = _rmse(run_serial_ankle(cfg, transmission, targets, dt), oracle)
+            entry[model] = _rmse(run_serial_ankle(cfg, transmission, targets, dt, robot), oracle)
         per_pose.append(entry)
     mean = {
         model: {
@@ -170,9 +194,10 @@ def compare_armatures(duration_s: float = 4.0, dt: float = 0.005, poses: Sequenc
         }
         for model in configs
     }
-    unstable = {model: unstable_poses(cfg, transmission) for model, cfg in configs.items()}
+    unstable = {model: unstable_poses(cfg, transmission, robot=robot) for model, cfg in configs.items()}
     return {
         "settings": {
+            "robot": robot,
             "duration_s": duration_s,
             "physics_dt_s": dt,
             "chirp_rad": [0.2, 0.1],
@@ -184,7 +209,7 @@ def compare_armatures(duration_s: float = 4.0, dt: float = 0.005, poses: Sequenc
             model: LinkageDrive(cfg, transmission).native_armature().tolist() for model, cfg in configs.items()
         },
         "unstable_poses": unstable,
-        "loop_gain": explicit_loop_gain(configs["reflected_unfiltered"], transmission),
+        "loop_gain": explicit_loop_gain(configs["reflected_unfiltered"], transmission, robot=robot),
         "best": min(
             (model for model in mean if not unstable[model]), key=lambda model: float(np.mean(mean[model]["pos_rmse"]))
         ),
@@ -197,7 +222,7 @@ def format_armature_report(result: dict) -> str:
     settings = result["settings"]
     band = settings["chirp_band_hz"]
     lines = [
-        f"Marvin ankle armature vs the closed-chain oracle: chirp {settings['chirp_rad'][0]} / "
+        f"{settings['robot']} ankle armature vs the closed-chain oracle: chirp {settings['chirp_rad'][0]} / "
         f"{settings['chirp_rad'][1]} rad (pitch / roll), {band[0]}-{band[1]} Hz over {settings['duration_s']:g} s "
         f"about each pose, dt {settings['physics_dt_s'] * 1e3:g} ms, task PD, diamond limits",
         "{:20s} {:21s} {:>27s} {:>27s}".format(
@@ -227,8 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--duration", type=float, default=4.0, help="chirp length per pose (s)")
+    parser.add_argument("--robot", default=None, help="robot (default: the only one with an ankle drive)")
     args = parser.parse_args(argv)
-    result = compare_armatures(args.duration)
+    result = compare_armatures(args.duration, robot=args.robot)
     print(json.dumps(result) if args.json else format_armature_report(result))
     return 0
 

@@ -43,17 +43,18 @@ class RigidPart:
         return f'<inertial pos="{com}" mass="{float(self.mass_kg)!r}" fullinertia="{full}"/>'
 
 
-def marvin_foot_parts(side: str = "left") -> tuple[RigidPart, RigidPart]:
-    """Marvin's ankle cross and foot from the generated description (the links Isaac Lab simulates)."""
-    from linkage_lab.description.build import build_model
-    from linkage_lab.description.model import combine_solids
+def ankle_parts(robot: str | None = None, side: str = "left") -> tuple[RigidPart, RigidPart]:
+    """A robot's ankle cross and foot from its generated description (its ``ankle_parts`` extra).
 
-    links = {link.name: link for link in build_model("marvin").links}
-    parts = []
-    for name in (f"{side}_ankle_cross", f"{side}_foot"):
-        mass, com, inertia = combine_solids(links[name].solids)
-        parts.append(RigidPart(mass, tuple(float(v) for v in com), tuple(tuple(float(v) for v in r) for r in inertia)))
-    return parts[0], parts[1]
+    Args:
+        robot: ``None``: the only robot with the extra.
+        side: ``left`` or ``right``.
+    """
+    from linkage_lab.analysis import pick_robot
+    from linkage_lab.robots.registry import get_robot
+
+    cross, foot = get_robot(pick_robot("ankle_parts", robot)).extra("ankle_parts")(side)
+    return RigidPart(*cross), RigidPart(*foot)
 
 
 @dataclass(frozen=True)

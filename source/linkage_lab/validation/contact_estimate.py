@@ -1,4 +1,4 @@
-"""Which ``q̈`` estimate the Limit's explicit S3N torque should use in contact, argued and measured.
+"""Which ``q̈`` estimate a robot's explicit S3N leg torque should use in contact, argued and measured.
 
 The explicit torque is ``−X_M q̈ₖ`` with ``q̈ₖ`` this step's acceleration, which the drive can only
 estimate. ``previous`` takes ``q̈ₖ₋₁``; ``torque_predicted`` adds the jump this step's change of actuator
@@ -12,12 +12,13 @@ so their explicit-torque errors differ only by the jump term:
 
 ``torque_predicted`` is the better estimate exactly when the *jump ratio*
 ``r = ‖X_M (M_norm⁻¹ − A)‖₂ / ‖X_M A‖₂`` is below 1, i.e. when contact leaves more than about half of the
-free leg's jump. :func:`limit_contact_ratios` computes ``r`` on the whole Limit (the generated URDF in
+free leg's jump. :func:`robot_contact_ratios` computes ``r`` on the whole robot (the generated URDF in
 MuJoCo, floating base, the task's armature and S3N terms) with the stance feet held by the ground;
 :func:`rig_jump_ratio` computes it for the pinned-foot rig of :mod:`linkage_lab.validation.stance_leg`,
 where the closed-chain oracle checks the argument by simulation.
 
-Run ``python -m linkage_lab.validation.contact_estimate`` for the report.
+Run ``python -m linkage_lab.validation.contact_estimate [--robot R]`` for the report (the default robot is
+the only one with a leg task, the Limit).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from linkage_lab.analysis import pick_robot
 from linkage_lab.dynamics.drive import LinkageDrive, LinkageDriveCfg
 from linkage_lab.dynamics.s3n import two_link_inertia
 from linkage_lab.dynamics.serial_leg import LegBody, full_mass_matrix
@@ -109,8 +111,11 @@ def rig_jump_ratio(drive_cfg: LinkageDriveCfg, body: LegBody, rig: RigCfg, dt: f
     return jump_ratio(true_jump, free_leg_inertia(drive, drive_cfg.s3n.serial_link_kgm2, pose), explicit)
 
 
-def limit_contact_ratios(drive_cfg: LinkageDriveCfg, robot: str = "limit") -> dict:
-    """``r`` of each leg of the whole Limit at its standing pose, per stance set and foot model.
+def robot_contact_ratios(drive_cfg: LinkageDriveCfg, robot: str | None = None) -> dict:
+    """``r`` of each leg of the whole robot at its standing pose, per stance set and foot model.
+
+    The robot is a quadruped whose config has ``joint_table.leg_order``, ``{leg}_{hip,knee,ankle}``
+    joints, a ``{leg}_shank`` link after the ankle and ``s3n.ankle_armature_kgm2``.
 
     The model is the generated URDF in MuJoCo with a floating base; hip/knee armature is the drive's
     native armature, the ankle's the config's, and each leg's ``X_M`` is added to its block of the
@@ -124,6 +129,7 @@ def limit_contact_ratios(drive_cfg: LinkageDriveCfg, robot: str = "limit") -> di
     from linkage_lab.config import load_robot_config
     from linkage_lab.description.build import generate_urdf
 
+    robot = pick_robot("leg_body", robot)
     config = load_robot_config(robot)
     spec = mujoco.MjSpec.from_string(generate_urdf(robot))
     spec.worldbody.first_body().add_freejoint()
@@ -174,7 +180,7 @@ def _leg_entry(true_jump: np.ndarray, free: np.ndarray, explicit: np.ndarray, in
 
 
 def contact_winner(ratios: dict, foot_model: str = "flat") -> str | None:
-    """The estimate that wins for every stance leg of :func:`limit_contact_ratios` with ``foot_model``.
+    """The estimate that wins for every stance leg of :func:`robot_contact_ratios` with ``foot_model``.
 
     Returns:
         The common :func:`ratio_verdict` of every stance leg, ``None`` when they disagree (or tie).
@@ -188,39 +194,41 @@ def contact_winner(ratios: dict, foot_model: str = "flat") -> str | None:
     return verdicts.pop() if len(verdicts) == 1 and "tie" not in verdicts else None
 
 
-def run_contact_experiment(duration_s: float = 4.0, sweep_masses_kg: Sequence[float] | None = None) -> dict:
-    """The Limit task's leg drives (the three models) in swing and stance against the oracle, the rig
+def run_contact_experiment(
+    duration_s: float = 4.0, sweep_masses_kg: Sequence[float] | None = None, robot: str | None = None
+) -> dict:
+    """The task's leg drives (the three models) in swing and stance against the oracle, the rig
     sweep that checks the jump-ratio argument by simulation, and the whole robot's ratios.
 
     Args:
         duration_s: Length of the chirp (s): 0.2 rad, 0.1–10 Hz about the standing pose, as
             ``s3n validate --isaac``, at the task's 5 ms physics step.
         sweep_masses_kg: Carriage masses of the rig sweep (kg); ``None``: 1 kg, the trot load and 8 kg.
+        robot: The robot (registry extras ``leg_task``, ``task_leg_drive_cfg``, ``leg_body``,
+            ``stance_mass_kg``); ``None``: the only one with a leg task.
 
     Returns:
-        JSON-ready ``{"settings", "rmse", "rig_sweep", "limit_ratios", "contact_winner", "task_default"}``.
+        JSON-ready ``{"settings", "rmse", "rig_sweep", "robot_ratios", "contact_winner", "task_default"}``.
     """
-    from linkage_lab.config import load_robot_config
-    from linkage_lab.dynamics.fidelity import FidelityCfg, chirp_targets
+    from linkage_lab.analysis.fidelity import FidelityCfg, chirp_targets
     from linkage_lab.dynamics.s3n import S3N_MODELS
-    from linkage_lab.robots.limit import leg_actuator_cfg
-    from linkage_lab.validation.isaac_leg import PHYSICS_DT_S, task_drive_cfg
-    from linkage_lab.validation.stance_leg import compare_estimates, limit_stance_mass_kg, mean_pos_rmse, winner
-    from linkage_lab.validation.standalone_leg import urdf_leg_body
+    from linkage_lab.robots.registry import get_robot
+    from linkage_lab.validation.isaac_leg import LEG_CAPABILITY, leg_task, task_drive_cfg
+    from linkage_lab.validation.stance_leg import compare_estimates, mean_pos_rmse, stance_mass_kg, winner
 
-    dt = PHYSICS_DT_S
-    standing = load_robot_config("limit")["control"]["standing_pose_rad"]
+    robot = pick_robot(LEG_CAPABILITY, robot)
+    _, dt = leg_task(robot)
+    drives = {model: task_drive_cfg(model, dt, robot) for model in S3N_MODELS}
     chirp = FidelityCfg(
         duration_s=duration_s,
         timestep_s=dt,
         chirp_amplitude_rad=0.2,
         chirp_band_hz=(0.1, 10.0),
-        operating_pose_rad=(standing["hip"], standing["knee"]),
+        operating_pose_rad=tuple(drives["kin_only"].reference_joint_pos_rad),
     )
     _, targets = chirp_targets(chirp)
-    body = urdf_leg_body("fl", float(standing["ankle"]))[0]
-    drives = {model: task_drive_cfg(model, dt) for model in S3N_MODELS}
-    trot_load = limit_stance_mass_kg()
+    body = get_robot(robot).extra("leg_body")()
+    trot_load = stance_mass_kg(robot)
     rigs = {"swing": RigCfg("swing", trot_load), "stance": RigCfg("stance", trot_load)}
     rmse = compare_estimates(drives, body, targets, dt, rigs)
     sweep = []
@@ -238,9 +246,10 @@ def run_contact_experiment(duration_s: float = 4.0, sweep_masses_kg: Sequence[fl
                 "pos_rmse": {estimate: mean_pos_rmse(entry) for estimate, entry in per_estimate.items()},
             }
         )
-    ratios = limit_contact_ratios(drives["s3n_act"])
+    ratios = robot_contact_ratios(drives["s3n_act"], robot)
     return {
         "settings": {
+            "robot": robot,
             "duration_s": duration_s,
             "chirp_amplitude_rad": chirp.chirp_amplitude_rad,
             "chirp_band_hz": list(chirp.chirp_band_hz),
@@ -249,9 +258,9 @@ def run_contact_experiment(duration_s: float = 4.0, sweep_masses_kg: Sequence[fl
         },
         "rmse": rmse,
         "rig_sweep": sweep,
-        "limit_ratios": ratios,
+        "robot_ratios": ratios,
         "contact_winner": contact_winner(ratios),
-        "task_default": leg_actuator_cfg(load_robot_config("limit"), "s3n_act").acceleration_estimate,
+        "task_default": drives["s3n_act"].acceleration_estimate,
     }
 
 
@@ -260,17 +269,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--duration", type=float, default=4.0, help="chirp length (s)")
+    parser.add_argument("--robot", default=None, help="robot (default: the only one with a leg task)")
     args = parser.parse_args(argv)
-    report = run_contact_experiment(duration_s=args.duration)
+    report = run_contact_experiment(duration_s=args.duration, robot=args.robot)
     print(json.dumps(report) if args.json else format_contact_report(report))
     return 0
 
 
 def format_contact_report(report: dict) -> str:
-    """Plain-text tables of :func:`~linkage_lab.validation.stance_leg.run_contact_experiment`'s report."""
+    """Plain-text tables of :func:`run_contact_experiment`'s report."""
     settings = report["settings"]
     lines = [
-        f"S3N q̈ estimate in contact: Limit leg, chirp {settings['chirp_amplitude_rad']} rad "
+        f"S3N q̈ estimate in contact: {settings['robot']} leg, chirp {settings['chirp_amplitude_rad']} rad "
         f"{settings['chirp_band_hz'][0]}-{settings['chirp_band_hz'][1]} Hz over {settings['duration_s']:g} s, "
         f"dt {settings['physics_dt_s'] * 1e3:g} ms, the task's drive; stance: foot pinned, "
         f"{settings['carriage_mass_kg']:.2f} kg carriage",
@@ -289,9 +299,10 @@ def format_contact_report(report: dict) -> str:
             f"torque_predicted {entry['pos_rmse']['torque_predicted']:.5f} rad)"
         )
     lines.append(
-        "whole Limit at the standing pose, per leg (stance legs *): jump ratio r (fraction of the free leg's jump left)"
+        f"whole {settings['robot']} at the standing pose, per leg (stance legs *): "
+        "jump ratio r (fraction of the free leg's jump left)"
     )
-    for stance, per_foot in report["limit_ratios"].items():
+    for stance, per_foot in report["robot_ratios"].items():
         for foot_model, legs in per_foot.items():
             cells = "  ".join(
                 "{}{} {:5.2f} ({:.2f}-{:.2f})".format(leg, "*" if e["in_stance"] else " ", e["r"], *e["jump_fraction"])

@@ -1,4 +1,9 @@
-"""The S3N chirp on one Limit leg in Isaac Lab (base fixed) vs the standalone serial leg and the oracle."""
+"""The S3N chirp on one leg of a robot's task in Isaac Lab (base fixed) vs the standalone serial leg and the oracle.
+
+The robot provides, through its registry extras, its leg task and physics step (``leg_task``), the
+task's drive of one leg (``task_leg_drive_cfg``), the leg's joint names (``leg_joint_names``) and its
+leg body (``leg_body``, the one the task's actuator takes its link inertia from).
+"""
 
 from __future__ import annotations
 
@@ -8,15 +13,22 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from linkage_lab.analysis import pick_robot
+from linkage_lab.analysis.fidelity import FidelityCfg, chirp_targets
+from linkage_lab.analysis.leg_run import LegRun
 from linkage_lab.dynamics.drive import LinkageDriveCfg
-from linkage_lab.dynamics.fidelity import FidelityCfg, chirp_targets
 from linkage_lab.dynamics.s3n import S3N_MODELS
-from linkage_lab.dynamics.serial_leg import limit_leg_body
-from linkage_lab.validation.standalone_leg import LegRun, run_oracle_leg, run_standalone_leg, urdf_leg_body
+from linkage_lab.validation.standalone_leg import run_oracle_leg, run_standalone_leg
 
-TASK = "LinkageLab-Velocity-Flat-Limit"
-#: The Limit task's ``sim.dt`` (s), one MuJoCo-Warp step each; checked against the built env.
-PHYSICS_DT_S = 0.005
+#: The registry extra that marks a robot with a leg these experiments can drive.
+LEG_CAPABILITY = "task_leg_drive_cfg"
+
+
+def leg_task(robot: str | None = None) -> tuple[str, float]:
+    """``(task, physics step s)`` of ``robot``'s leg experiments (``None``: the only robot with a leg task)."""
+    from linkage_lab.robots.registry import get_robot
+
+    return get_robot(pick_robot(LEG_CAPABILITY, robot)).extra("leg_task")()
 
 
 @dataclass(frozen=True)
@@ -33,12 +45,14 @@ class IsaacConsistencyCfg:
     """Start and end frequency (Hz). The paper sweeps to 25 Hz at a 3 ms step; at the task's 5 ms
     step 10 Hz still gets 20 samples per cycle and keeps the target speed (≤ 12.6 rad/s) near the
     joints' 10 rad/s rating."""
-    leg: str = "fl"
-    """The driven leg; the others stay at the standing pose under their own PD."""
+    robot: str | None = None
+    """The robot (its registry extras); ``None``: the only robot with a leg task."""
+    leg: str | None = None
+    """The driven leg; the others stay at the standing pose under their own PD. ``None``: the robot's default."""
     base_height_m: float = 0.5
     """Height of the fixed base (m): the feet hang ~0.2 m below it, clear of the ground."""
-    task: str = TASK
-    """Task whose articulation (URDF-generated links, the linkage actuator) is driven."""
+    task: str | None = None
+    """Task whose articulation (URDF-generated links, the linkage actuator) is driven; ``None``: the robot's."""
     device: str | None = None
     """Simulation device; ``None`` picks one (:func:`linkage_lab.runtime.pick_device`)."""
     tolerance_ratio: float = 0.25
@@ -46,14 +60,17 @@ class IsaacConsistencyCfg:
     smallest model-vs-oracle RMSE among the models run (see :func:`run_isaac_consistency`)."""
 
 
-def task_drive_cfg(model: str, physics_dt_s: float = PHYSICS_DT_S) -> LinkageDriveCfg:
-    """The drive config of one Limit leg under ``model``, as the task's actuator builds it."""
-    from linkage_lab.actuators.linkage_actuator import drive_cfg
-    from linkage_lab.config import load_robot_config
-    from linkage_lab.robots.limit import leg_actuator_cfg
+def task_drive_cfg(model: str, physics_dt_s: float | None = None, robot: str | None = None) -> LinkageDriveCfg:
+    """The drive config of one leg of ``robot`` under ``model``, as the task's actuator builds it.
 
-    cfg = leg_actuator_cfg(load_robot_config("limit"), model, physics_dt_s)
-    return drive_cfg(cfg, [float(cfg.stiffness)] * 2, [float(cfg.damping)] * 2)
+    Args:
+        model: ``kin_only``, ``s3n_act`` or ``s3n_full``.
+        physics_dt_s: The physics step the S3N terms difference over (s); ``None``: the task's.
+        robot: ``None``: the only robot with a leg task.
+    """
+    from linkage_lab.robots.registry import get_robot
+
+    return get_robot(pick_robot(LEG_CAPABILITY, robot)).extra("task_leg_drive_cfg")(model, physics_dt_s)
 
 
 def _fixed_base_hook(cfg: IsaacConsistencyCfg, record: dict) -> Callable:
@@ -78,7 +95,7 @@ def run_isaac_leg(
     cfg: IsaacConsistencyCfg,
     expected_drive: LinkageDriveCfg | None = None,
 ) -> LegRun:
-    """The chirp on ``cfg.leg`` of the Limit task under ``presets=model``, targets set every physics step.
+    """The chirp on ``cfg.leg`` of ``cfg.task`` under ``presets=model``, targets set every physics step.
 
     The action manager (policy rate) is bypassed: per physics step the leg's targets go into the
     articulation's command, then ``write_data_to_sim`` (the actuator runs) → ``sim.step`` → ``scene.update``.
@@ -88,21 +105,25 @@ def run_isaac_leg(
         RuntimeError: The task's actuator runs a different drive config than ``expected_drive``.
     """
     from linkage_lab.actuators.linkage_actuator import drive_cfg
+    from linkage_lab.robots.registry import get_robot
     from linkage_lab.runtime import make_env
 
+    spec = get_robot(pick_robot(LEG_CAPABILITY, cfg.robot))
+    task = cfg.task or spec.extra("leg_task")()[0]
+    hip_name, knee_name, ankle_name = spec.extra("leg_joint_names")(cfg.leg)
     info: dict = {}
     hook = _fixed_base_hook(cfg, info)
     overrides = [f"presets={model}"]
-    context = make_env(cfg.task, num_envs=1, device=cfg.device, overrides=overrides, env_cfg_hook=hook)
+    context = make_env(task, num_envs=1, device=cfg.device, overrides=overrides, env_cfg_hook=hook)
     with context as (env, _):
         sim_env = env.unwrapped
         env.reset()
         robot, dt = sim_env.scene["robot"], float(sim_env.physics_dt)
         actuator = robot.actuators["legs"]
-        names = [f"{cfg.leg}_hip", f"{cfg.leg}_knee"]
+        names = [hip_name, knee_name]
         columns = [robot.joint_names.index(name) for name in names]
         group = [actuator.joint_names.index(name) for name in names]
-        ankle = robot.joint_names.index(f"{cfg.leg}_ankle")
+        ankle = robot.joint_names.index(ankle_name)
         live = drive_cfg(actuator.cfg, actuator.stiffness[0, group].tolist(), actuator.damping[0, group].tolist())
         if expected_drive is not None and live != expected_drive:
             raise RuntimeError(f"the task's {model} drive differs from the expected one:\n{live}\n{expected_drive}")
@@ -136,7 +157,7 @@ def run_isaac_leg(
         max_ankle_deviation_rad=float(np.abs(arrays["ankle"] - standing_ankle).max()),
         max_joint_speed_rads=float(arrays["speed"].max()),
     )
-    return LegRun(arrays["q"], arrays["tau"], arrays["act"], info)
+    return LegRun(joint_pos=arrays["q"], joint_torque=arrays["tau"], actuator_torque=arrays["act"], info=info)
 
 
 def _rmse(a: np.ndarray, b: np.ndarray) -> list[float]:
@@ -178,49 +199,55 @@ def run_isaac_consistency(
     Returns:
         ``{"settings", "body", "tolerance", "models": {model: {...}}, "oracle_order", "passed"}``, JSON-ready.
     """
-    from linkage_lab.config import load_robot_config
+    from linkage_lab.robots.registry import get_robot
 
     cfg = cfg or IsaacConsistencyCfg()
-    cfg = replace(cfg, models=tuple(models or cfg.models), duration_s=duration_s or cfg.duration_s)
+    robot = pick_robot(LEG_CAPABILITY, cfg.robot)
+    spec = get_robot(robot)
+    task, dt = spec.extra("leg_task")()
+    cfg = replace(
+        cfg,
+        robot=robot,
+        task=cfg.task or task,
+        models=tuple(models or cfg.models),
+        duration_s=duration_s or cfg.duration_s,
+    )
     report = progress or (lambda label: None)
-    standing = load_robot_config("limit")["control"]["standing_pose_rad"]
-    dt = PHYSICS_DT_S
+    standing = task_drive_cfg("kin_only", dt, robot).reference_joint_pos_rad
     _, targets = chirp_targets(
         FidelityCfg(
             duration_s=cfg.duration_s,
             timestep_s=dt,
             chirp_amplitude_rad=cfg.chirp_amplitude_rad,
             chirp_band_hz=tuple(cfg.chirp_band_hz),
-            operating_pose_rad=(standing["hip"], standing["knee"]),
+            operating_pose_rad=tuple(standing),
         )
     )
     isaac_runs = {}
     for model in cfg.models:
-        isaac_runs[model] = run_isaac_leg(model, targets, cfg, task_drive_cfg(model, dt))
+        isaac_runs[model] = run_isaac_leg(model, targets, cfg, task_drive_cfg(model, dt, robot))
         if abs(isaac_runs[model].info["physics_dt_s"] - dt) > 1e-12:
             raise RuntimeError(f"the task's physics step is {isaac_runs[model].info['physics_dt_s']} s, not {dt}")
         report(f"isaac {model}")
-    body, across_m = urdf_leg_body(cfg.leg, float(standing["ankle"]))
-    oracle = run_oracle_leg(task_drive_cfg("kin_only", dt), body, targets, dt)
+    body = spec.extra("leg_body")(cfg.leg)
+    oracle = run_oracle_leg(task_drive_cfg("kin_only", dt, robot), body, targets, dt)
     report("oracle")
     results = {}
     for model in cfg.models:
-        drive = task_drive_cfg(model, dt)
-        standalone = run_standalone_leg(drive, body, targets, dt)
-        sketch = run_standalone_leg(drive, limit_leg_body(), targets, dt)
+        standalone = run_standalone_leg(task_drive_cfg(model, dt, robot), body, targets, dt)
         isaac = isaac_runs[model]
         results[model] = {
             "isaac_vs_standalone": _pair(isaac, standalone, "joint_torque"),
             "isaac_vs_oracle": _pair(isaac, oracle, "actuator_torque"),
             "standalone_vs_oracle": _pair(standalone, oracle, "actuator_torque"),
-            "limit_leg_body_vs_urdf_body": _pair(sketch, standalone, "joint_torque"),
             "isaac": isaac.info,
         }
         report(f"standalone {model}")
     summary = _judge(cfg, results)
     summary["settings"] = {
+        "robot": robot,
         "task": cfg.task,
-        "leg": cfg.leg,
+        "joints": list(spec.extra("leg_joint_names")(cfg.leg)[:2]),
         "duration_s": cfg.duration_s,
         "chirp_band_hz": list(cfg.chirp_band_hz),
         "chirp_amplitude_rad": cfg.chirp_amplitude_rad,
@@ -228,9 +255,8 @@ def run_isaac_consistency(
         "tolerance_ratio": cfg.tolerance_ratio,
     }
     summary["body"] = {
-        "urdf_serial_link_kgm2": list(body.serial_link_kgm2()),
-        "limit_leg_body_serial_link_kgm2": list(limit_leg_body().serial_link_kgm2()),
-        "urdf_lower_link_com_m": [body.shank.com_m, across_m],
+        "serial_link_kgm2": list(body.serial_link_kgm2()),
+        "lower_link_com_m": body.shank.com_m,
     }
     return summary
 
@@ -273,7 +299,7 @@ def format_report(result: dict) -> str:
     """A plain-text table of :func:`run_isaac_consistency`'s result."""
     settings, tolerance = result["settings"], result["tolerance"]
     lines = [
-        f"S3N in Isaac Lab vs the standalone serial leg: {settings['task']}, leg {settings['leg']}, "
+        f"S3N in Isaac Lab vs the standalone serial leg: {settings['task']}, joints {', '.join(settings['joints'])}, "
         f"base fixed; chirp {settings['chirp_amplitude_rad']} rad, {settings['chirp_band_hz'][0]}-"
         f"{settings['chirp_band_hz'][1]} Hz over {settings['duration_s']:g} s, "
         f"targets every {settings['physics_dt_s'] * 1e3:g} ms physics step",

@@ -1,4 +1,4 @@
-"""S3N in contact: the Limit's leg with its foot pinned to the ground, serial + S3N vs the closed-chain oracle.
+"""S3N in contact: a robot's leg with its foot pinned to the ground, serial + S3N vs the closed-chain oracle.
 
 The fixed-base chirp (:mod:`linkage_lab.validation.standalone_leg`) is the swing phase. In stance the
 foot is held by the ground and the leg carries the body: here the hip rides on a carriage that slides
@@ -19,13 +19,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from linkage_lab.analysis.leg_run import LegRun, bare_drive_cfg, drive_loop, oracle_at_step
+from linkage_lab.analysis.oracle import OracleCfg, ParallelogramOracle, loop_closure_xml, oracle_leg_xml
 from linkage_lab.dynamics.drive import LinkageDrive, LinkageDriveCfg
-from linkage_lab.dynamics.fidelity import FidelityCfg
-from linkage_lab.dynamics.oracle import OracleCfg, ParallelogramOracle, loop_closure_xml, oracle_leg_xml
-from linkage_lab.dynamics.s3n import S3NCfg
 from linkage_lab.dynamics.serial_leg import LegBody, leg_bodies_xml, mjcf_header
 from linkage_lab.kinematics.transmission import PARALLELOGRAM_LEG_JACOBIAN, parallelogram_leg
-from linkage_lab.validation.standalone_leg import LegRun, drive_loop
 
 #: Serial → motor coordinates of the parallelogram leg, ``θ = J q``.
 _J = np.asarray(PARALLELOGRAM_LEG_JACOBIAN, dtype=float)
@@ -56,15 +54,16 @@ class RigCfg:
             raise ValueError("carriage_mass_kg must be positive")
 
 
-def limit_stance_mass_kg() -> float:
-    """Half the Limit's mass less one leg below the hip: what a stance leg carries in a trot (kg)."""
-    from linkage_lab.config import load_robot_config
+def stance_mass_kg(robot: str | None = None) -> float:
+    """What one stance leg of ``robot`` carries in its gait (kg): its ``stance_mass_kg`` extra.
 
-    masses = load_robot_config("limit")["masses_kg"]
-    base = float(load_robot_config("limit")["base"]["mass_kg"])
-    per_leg = sum(float(value) for value in masses.values())
-    below_hip = per_leg - float(masses["hip_knee_motors_on_base"])
-    return 0.5 * (base + 4.0 * per_leg) - below_hip
+    Args:
+        robot: ``None``: the only robot that provides it.
+    """
+    from linkage_lab.analysis import pick_robot
+    from linkage_lab.robots.registry import get_robot
+
+    return float(get_robot(pick_robot("stance_mass_kg", robot)).extra("stance_mass_kg")())
 
 
 def foot_point_m(body: LegBody, joint_pos: Sequence[float]) -> tuple[float, float]:
@@ -152,7 +151,7 @@ def oracle_rig(oracle_cfg: OracleCfg, rig: RigCfg, dt: float, start: Sequence[fl
     import mujoco
 
     body = oracle_cfg.body
-    cfg = FidelityCfg(timestep_s=dt, oracle=oracle_cfg).oracle_at_step()
+    cfg = oracle_at_step(oracle_cfg, dt)
     leg_xml = oracle_leg_xml(cfg, shank_extra=_foot_site(body))
     mjcf = rig_mjcf("oracle_rig", body, leg_xml, loop_closure_xml(cfg), rig, dt, start)
     oracle = ParallelogramOracle(cfg, mjcf=mjcf)
@@ -177,8 +176,7 @@ def run_oracle_rig(drive_cfg: LinkageDriveCfg, body: LegBody, joint_targets: np.
         viscous_damping_nms_per_rad=tuple(s3n.viscous_damping_nms_per_rad),
     )
     oracle = oracle_rig(oracle_cfg, rig, dt, joint_targets[0])
-    bare = S3NCfg(model="kin_only", reflected_inertia_kgm2=(0.0, 0.0), viscous_damping_nms_per_rad=(0.0, 0.0))
-    drive = LinkageDrive(replace(drive_cfg, s3n=bare, acceleration_estimate="previous"), parallelogram_leg())
+    drive = LinkageDrive(bare_drive_cfg(drive_cfg), parallelogram_leg())
     inverse = np.linalg.inv(_J)
     run = drive_loop(
         drive,

@@ -1,5 +1,16 @@
-"""The 10 m sprint (gait.md §4): a straight track along +x, one 1 m lane per env."""
+"""The 10 m sprint (gait.md §4): a straight track along +x, one 1 m lane per env.
+
+Each robot folder under ``config/`` registers its sprint task ids and names them in ``SPRINT_TASKS``
+(the preferred first, for ``--policy pretrained``) and ``DEFAULT_SPRINT_TASK`` (where scripted and
+ONNX policies race).
+"""
 
 from __future__ import annotations
 
-from linkage_lab.tasks.sprint.config import marvin  # noqa: F401
+from linkage_lab.tasks.registry import import_config_packages
+
+CONFIG_PACKAGES = import_config_packages(__name__)
+#: Every robot's sprint tasks, each robot's preferred first.
+SPRINT_TASKS: tuple[str, ...] = tuple(task for module in CONFIG_PACKAGES for task in module.SPRINT_TASKS)
+#: Where ``scripted``, ONNX files and ``latest`` race: one per robot that has a sprint.
+DEFAULT_SPRINT_TASKS: tuple[str, ...] = tuple(module.DEFAULT_SPRINT_TASK for module in CONFIG_PACKAGES)

@@ -1,11 +1,17 @@
 """Marvin's sprints: ``LinkageLab-Sprint-Marvin`` and ``LinkageLab-Sprint-Marvin-Residual``.
 
-``policy_task`` names the velocity task whose policies race here (same observations and actions).
+``policy_task`` names the velocity task whose policies race here (same observations and actions);
+``sprint_rules_entry_point`` the race's rules (the referee's :class:`~linkage_lab.sprint.rules.SprintCfg`).
 """
 
 from __future__ import annotations
 
 import gymnasium as gym
+
+#: Marvin's sprint tasks, the preferred first for ``--policy pretrained``.
+SPRINT_TASKS = ("LinkageLab-Sprint-Marvin-Residual", "LinkageLab-Sprint-Marvin")
+#: Where scripted and ONNX policies race.
+DEFAULT_SPRINT_TASK = "LinkageLab-Sprint-Marvin"
 
 gym.register(
     id="LinkageLab-Sprint-Marvin",
@@ -13,6 +19,7 @@ gym.register(
     disable_env_checker=True,
     kwargs={
         "env_cfg_entry_point": f"{__name__}.env_cfg:MarvinSprintEnvCfg",
+        "sprint_rules_entry_point": f"{__name__}.env_cfg:marvin_sprint_rules",
         "rsl_rl_cfg_entry_point": "linkage_lab.tasks.velocity.config.marvin.agents:MarvinFlatPPORunnerCfg",
         "default_agent": "rsl_rl",
         "policy_task": "LinkageLab-Velocity-Flat-Marvin",
@@ -25,6 +32,7 @@ gym.register(
     disable_env_checker=True,
     kwargs={
         "env_cfg_entry_point": f"{__name__}.env_cfg:MarvinResidualSprintEnvCfg",
+        "sprint_rules_entry_point": f"{__name__}.env_cfg:marvin_sprint_rules",
         "rsl_rl_cfg_entry_point": (
             "linkage_lab.tasks.velocity.config.marvin.residual_agents:MarvinResidualPPORunnerCfg"
         ),

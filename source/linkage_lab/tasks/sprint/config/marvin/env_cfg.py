@@ -12,7 +12,7 @@ from isaaclab.managers import TerminationTermCfg as DoneTerm
 from isaaclab.utils import configclass
 
 from linkage_lab.config import load_robot_config
-from linkage_lab.robots.marvin import standing_height_m
+from linkage_lab.robots.marvin.articulation import standing_height_m
 from linkage_lab.sprint.rules import SprintCfg, fall_threshold
 from linkage_lab.tasks.sprint import mdp as sprint_mdp
 from linkage_lab.tasks.velocity.config.marvin.env_cfg import MarvinFlatEnvCfg

@@ -17,7 +17,7 @@ from isaaclab_tasks.core.velocity.velocity_env_cfg import RewardsCfg
 from isaaclab_tasks.utils import PresetCfg
 
 from linkage_lab.config import load_robot_config
-from linkage_lab.robots.limit import limit_articulation_cfg, standing_height_m
+from linkage_lab.robots.limit.articulation import limit_articulation_cfg, standing_height_m
 from linkage_lab.tasks.velocity.commands import split_command_cfg
 from linkage_lab.tasks.velocity.flat_env_cfg import LinkageVelocityFlatEnvCfg
 

@@ -14,7 +14,7 @@ from isaaclab_tasks.core.velocity.config.h1.flat_env_cfg import H1FlatRewards
 from isaaclab_tasks.utils import PresetCfg
 
 from linkage_lab.config import load_robot_config
-from linkage_lab.robots.marvin import marvin_articulation_cfg, standing_height_m
+from linkage_lab.robots.marvin.articulation import marvin_articulation_cfg, standing_height_m
 from linkage_lab.tasks.velocity.flat_env_cfg import LinkageVelocityFlatEnvCfg
 
 
@@ -23,7 +23,7 @@ class MarvinRobotCfg(PresetCfg):
     """Marvin with the ankle's torque limits selectable: ``presets=diamond`` (default) or ``presets=box``.
 
     The diamond ankle carries the motors' pose-dependent reflected inertia ``Jᵀ(q) diag(J̄) J(q)``
-    (``reflected_armature``, the default, :data:`~linkage_lab.robots.marvin.ANKLE_REFLECTED_ARMATURE`);
+    (``reflected_armature``, the default, :data:`~linkage_lab.robots.marvin.articulation.ANKLE_REFLECTED_ARMATURE`);
     ``motor_armature`` gives each ankle joint one motor's ``J̄`` instead (half the pitch inertia at neutral).
     """
 

@@ -17,8 +17,9 @@ from isaaclab.utils.modifiers import ModifierCfg
 from isaaclab_tasks.core.velocity import mdp
 
 from linkage_lab.config import load_robot_config
-from linkage_lab.gait.biped import BipedGait, marvin_sprint_gait_cfg
+from linkage_lab.gait.biped import BipedGait
 from linkage_lab.gait.commanded import CommandedBipedGait, GaitCommandCfg
+from linkage_lab.robots.marvin.gait import marvin_sprint_gait_cfg
 from linkage_lab.tasks.velocity import faults
 from linkage_lab.tasks.velocity.config.marvin.env_cfg import MarvinFlatEnvCfg
 from linkage_lab.tasks.velocity.flat_env_cfg import ACTION_CLIP

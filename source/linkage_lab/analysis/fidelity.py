@@ -1,47 +1,41 @@
 """The S3N fidelity benchmark: serial Kin-Only / S3N-Act / S3N-Full against the closed-chain oracle.
 
-Protocol (the paper's, s3n.md §4, on the Limit's leg): both serial joints follow a position chirp of
+Protocol (the paper's, s3n.md §4, on a robot's leg): both serial joints follow a position chirp of
 0.2 rad over 0.1–25 Hz about the standing pose, zero velocity targets, motor-space PD with
 ``K_p = 50 N·m/rad``, ``K_d = 1.5 N·m·s/rad`` per motor, each motor clipped at its limit, a PD update
 every 1 ms physics step and no command delay. The oracle gets the same controller on its motor
 joints (targets ``θ* = J q*``). S3N-Full's ``M_p`` is identified from a separate multisine run of
-the oracle (:mod:`linkage_lab.dynamics.identify`), never read off the oracle's parameters.
+the oracle (:mod:`linkage_lab.analysis.identify`), never read off the oracle's parameters.
+
+The robot's leg comes from the registry (:meth:`FidelityCfg.for_robot`): its leg body (the one the
+task simulates), its S3N motor parameters and its drive's torque limits and standing pose. Every
+model runs through the shared :func:`~linkage_lab.analysis.leg_run.drive_loop`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
-from linkage_lab.dynamics.drive import LinkageDrive, LinkageDriveCfg
-from linkage_lab.dynamics.identify import MpIdentification, forward_difference_acceleration, identify_mp
-from linkage_lab.dynamics.oracle import OracleCfg, ParallelogramOracle
+from linkage_lab.analysis.identify import MpIdentification, forward_difference_acceleration, identify_mp
+from linkage_lab.analysis.leg_run import (
+    PARALLELOGRAM_J,
+    LegRun,
+    run_oracle_leg,
+    run_serial_leg,
+)
+from linkage_lab.analysis.leg_run import oracle_at_step as _oracle_at_step
+from linkage_lab.analysis.oracle import OracleCfg, ParallelogramOracle
+from linkage_lab.dynamics.drive import LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3N_MODELS, S3NCfg, S3NModel, integrated_inertia
-from linkage_lab.dynamics.serial_leg import MujocoSerialLeg, limit_leg_body, limit_s3n_cfg
-from linkage_lab.kinematics.transmission import IdentityTransmission, parallelogram_leg
 
 #: Serial → motor coordinates of the parallelogram leg, ``θ = J q``.
-_J = np.array([[1.0, 0.0], [1.0, 1.0]])
-
-
-def _limit_oracle_cfg() -> OracleCfg:
-    s3n = limit_s3n_cfg("s3n_act")
-    return OracleCfg(
-        body=limit_leg_body(),
-        reflected_inertia_kgm2=s3n.reflected_inertia_kgm2,
-        viscous_damping_nms_per_rad=s3n.viscous_damping_nms_per_rad,
-    )
-
-
-def _limit_motor_limits() -> tuple[float, float]:
-    from linkage_lab.config import load_robot_config
-
-    limits = load_robot_config("limit")["joint_limits"]
-    return float(limits["hip"]["effort_nm"]), float(limits["knee"]["effort_nm"])
+_J = PARALLELOGRAM_J
 
 
 @dataclass(frozen=True)
@@ -64,26 +58,55 @@ class FidelityCfg:
     """Per-motor PD stiffness (N·m/rad), the paper's."""
     motor_kd: float = 1.5
     """Per-motor PD damping gain (N·m·s/rad), the paper's."""
-    motor_torque_limit_nm: tuple[float, float] = field(default_factory=_limit_motor_limits)
-    """Per-motor torque limit (N·m): the Limit's hip/knee effort limits."""
+    motor_torque_limit_nm: tuple[float, float] | None = None
+    """Per-motor torque limit (N·m): the robot's hip/knee effort limits (:meth:`for_robot`)."""
     identification_duration_s: float = 6.0
     """Length of the multisine run the oracle's ``M_p`` is identified from (s)."""
     identification_amplitude_rad: tuple[float, float] = (0.3, 0.6)
     """Peak excursion of that run on ``(hip, knee)`` (rad): the knee's spans α over ±0.6 rad."""
     acceleration_estimate: str = "previous"
     """The serial S3N models' ``LinkageDriveCfg.acceleration_estimate`` (``previous``: the paper's)."""
-    oracle: OracleCfg = field(default_factory=_limit_oracle_cfg)
-    """The closed-chain leg (Limit bodies, placeholder motor parameters, crank and rod); its step
-    is replaced by ``timestep_s`` and its loop-closure time constant kept at ``≥ 2 timestep_s``."""
+    oracle: OracleCfg | None = None
+    """The closed-chain leg (the robot's leg body, its motor parameters, crank and rod); its step
+    is replaced by ``timestep_s`` and its loop-closure time constant kept at ``≥ 2 timestep_s``.
+    ``None`` (only the targets are needed): set by :meth:`for_robot`."""
+
+    @classmethod
+    def for_robot(cls, robot: str | None = None, **overrides: Any) -> FidelityCfg:
+        """The benchmark on ``robot``'s leg, from its registry extras.
+
+        ``leg_body``: the serial leg body (the one the task simulates); ``s3n_cfg``: its motor
+        inertia and damping; ``leg_drive_cfg``: its per-motor torque limits and standing pose.
+
+        Args:
+            robot: A registered robot with those extras; ``None``: the only one that has them.
+            overrides: Replace any field.
+        """
+        from linkage_lab.analysis import pick_robot
+        from linkage_lab.robots.registry import get_robot
+
+        spec = get_robot(pick_robot("leg_body", robot))
+        s3n = spec.extra("s3n_cfg")("s3n_act")
+        drive = spec.extra("leg_drive_cfg")("s3n_act")
+        oracle = OracleCfg(
+            body=spec.extra("leg_body")(),
+            reflected_inertia_kgm2=tuple(s3n.reflected_inertia_kgm2),
+            viscous_damping_nms_per_rad=tuple(s3n.viscous_damping_nms_per_rad),
+        )
+        defaults: dict[str, Any] = {"oracle": oracle, "motor_torque_limit_nm": tuple(drive.motor_torque_limit_nm)}
+        if drive.reference_joint_pos_rad is not None:
+            defaults["operating_pose_rad"] = tuple(drive.reference_joint_pos_rad)
+        return cls(**{**defaults, **overrides})
+
+    def require_oracle(self) -> OracleCfg:
+        """:attr:`oracle`, which a simulation needs; raises ``ValueError`` when unset."""
+        if self.oracle is None or self.motor_torque_limit_nm is None:
+            raise ValueError("FidelityCfg needs oracle and motor_torque_limit_nm: use FidelityCfg.for_robot()")
+        return self.oracle
 
     def oracle_at_step(self) -> OracleCfg:
         """:attr:`oracle` with this benchmark's physics step."""
-        time_constant, damping_ratio = self.oracle.constraint_solref
-        return replace(
-            self.oracle,
-            timestep_s=self.timestep_s,
-            constraint_solref=(max(time_constant, 2.0 * self.timestep_s), damping_ratio),
-        )
+        return _oracle_at_step(self.require_oracle(), self.timestep_s)
 
 
 @dataclass
@@ -155,15 +178,16 @@ def _drive_cfg(cfg: FidelityCfg, s3n: S3NCfg) -> LinkageDriveCfg:
     )
 
 
-def _trace(time, joint_pos, motor_pos, motor_vel, motor_torque, desired) -> Trace:
-    motor_torque = np.asarray(motor_torque)
-    saturated = np.any(np.abs(np.asarray(desired) - motor_torque) > 1e-9, axis=1)
+def _trace(time: np.ndarray, run: LegRun) -> Trace:
+    """The benchmark's view of a run: motor coordinates ``θ = J q`` and the applied motor torque."""
+    motor_torque = np.asarray(run.motor_torque)
+    saturated = np.any(np.abs(np.asarray(run.motor_torque_desired) - motor_torque) > 1e-9, axis=1)
     return Trace(
         time,
-        np.asarray(joint_pos),
+        run.joint_pos,
         motor_torque @ _J,
-        np.asarray(motor_pos),
-        np.asarray(motor_vel),
+        run.joint_pos @ _J.T,
+        run.joint_vel @ _J.T,
         motor_torque,
         float(saturated.mean()),
     )
@@ -175,66 +199,23 @@ def run_oracle(cfg: FidelityCfg, time: np.ndarray, joint_targets: np.ndarray) ->
     Returns:
         The trace and the largest loop-closure violation seen (m).
     """
-    oracle = ParallelogramOracle(cfg.oracle_at_step())
     zero_motor = S3NCfg(model="kin_only", reflected_inertia_kgm2=(0.0, 0.0), viscous_damping_nms_per_rad=(0.0, 0.0))
-    drive = LinkageDrive(_drive_cfg(cfg, zero_motor), IdentityTransmission(2))
-    motor_targets = torch.from_numpy(joint_targets @ _J.T)
-    oracle.reset(_J @ joint_targets[0])
-    zero = torch.zeros(1, 2, dtype=torch.float64)
-    log = {key: [] for key in ("pos", "vel", "tau", "desired")}
-    violation = 0.0
-    for step in range(len(time)):
-        pos, vel = oracle.motor_pos, oracle.motor_vel
-        out = drive.compute(
-            motor_targets[step : step + 1],
-            zero,
-            torch.from_numpy(pos)[None],
-            torch.from_numpy(vel)[None],
-            cfg.timestep_s,
-        )
-        torque = out.motor_torque[0].numpy()
-        oracle.step(torque)
-        violation = max(violation, oracle.constraint_violation_m())
-        for key, value in zip(log, (pos, vel, torque, out.motor_torque_desired[0].numpy()), strict=True):
-            log[key].append(value)
-    motor_pos = np.asarray(log["pos"])
-    joint_pos = motor_pos @ np.linalg.inv(_J).T
-    return _trace(time, joint_pos, motor_pos, log["vel"], log["tau"], log["desired"]), violation
+    run = run_oracle_leg(cfg.require_oracle(), _drive_cfg(cfg, zero_motor), joint_targets, cfg.timestep_s)
+    return _trace(time, run), run.info["max_loop_violation_m"]
 
 
 def run_serial(cfg: FidelityCfg, model: S3NModel, time: np.ndarray, joint_targets: np.ndarray, mp_kgm2=None) -> Trace:
     """Drive the serial MuJoCo leg through :class:`LinkageDrive` under ``model``."""
-    body = cfg.oracle.body
+    oracle = cfg.require_oracle()
     s3n = S3NCfg(
         model=model,
-        reflected_inertia_kgm2=tuple(cfg.oracle.reflected_inertia_kgm2),
-        viscous_damping_nms_per_rad=tuple(cfg.oracle.viscous_damping_nms_per_rad),
+        reflected_inertia_kgm2=tuple(oracle.reflected_inertia_kgm2),
+        viscous_damping_nms_per_rad=tuple(oracle.viscous_damping_nms_per_rad),
         mp_kgm2=mp_kgm2 if model == "s3n_full" else None,
-        serial_link_kgm2=body.serial_link_kgm2(),
+        serial_link_kgm2=oracle.body.serial_link_kgm2(),
     )
-    drive = LinkageDrive(_drive_cfg(cfg, s3n), parallelogram_leg())
-    leg = MujocoSerialLeg(body, drive.native_armature().tolist(), drive.native_damping().tolist(), cfg.timestep_s)
-    leg.reset(joint_targets[0])
-    targets = torch.from_numpy(joint_targets)
-    zero = torch.zeros(1, 2, dtype=torch.float64)
-    log = {key: [] for key in ("q", "pos", "vel", "tau", "desired")}
-    for step in range(len(time)):
-        q, qd = leg.joint_pos, leg.joint_vel
-        out = drive.compute(
-            targets[step : step + 1],
-            zero,
-            torch.from_numpy(q)[None],
-            torch.from_numpy(qd)[None],
-            cfg.timestep_s,
-        )
-        leg.step(out.joint_torque[0].numpy())
-        for key, value in zip(
-            log,
-            (q, _J @ q, _J @ qd, out.motor_torque[0].numpy(), out.motor_torque_desired[0].numpy()),
-            strict=True,
-        ):
-            log[key].append(value)
-    return _trace(time, log["q"], log["pos"], log["vel"], log["tau"], log["desired"])
+    run = run_serial_leg(_drive_cfg(cfg, s3n), oracle.body, joint_targets, cfg.timestep_s)
+    return _trace(time, run)
 
 
 def identify_oracle(cfg: FidelityCfg) -> MpIdentification:
@@ -271,10 +252,10 @@ def run_fidelity(cfg: FidelityCfg | None = None, progress: Callable[[str], None]
     """Identify the oracle's ``M_p``, run the chirp on the oracle and the three serial models.
 
     Args:
-        cfg: Benchmark settings; ``None``: the defaults.
+        cfg: Benchmark settings; ``None``: :meth:`FidelityCfg.for_robot` of the only robot with a leg body.
         progress: Called with a label after each of the 5 simulation runs (e.g. a progress bar).
     """
-    cfg = cfg or FidelityCfg()
+    cfg = cfg or FidelityCfg.for_robot()
     report = progress or (lambda label: None)
     identification = identify_oracle(cfg)
     report("identification")
@@ -286,7 +267,7 @@ def run_fidelity(cfg: FidelityCfg | None = None, progress: Callable[[str], None]
         traces[model] = run_serial(cfg, model, time, targets, identification.mp_kgm2)
         report(model)
     # The oracle's true M_p, for the report only: its mass matrix on the loop's 2 DOF at α = 0.
-    true = ParallelogramOracle(cfg.oracle).motor_space_inertia([0.0], cfg.operating_pose_rad[0])[0]
+    true = ParallelogramOracle(cfg.require_oracle()).motor_space_inertia([0.0], cfg.operating_pose_rad[0])[0]
     true_mp = (float(true[0, 0]), float(true[0, 1]), float(true[1, 1]))
     return FidelityResult(rmse_metrics(traces), traces, identification, true_mp, violation)
 
@@ -351,7 +332,7 @@ def plot_fidelity(result: FidelityResult, cfg: FidelityCfg, out_dir: str | Path)
     plt.close(fig)
 
     alpha = np.linspace(-2.4, -0.3, 43)
-    true = ParallelogramOracle(cfg.oracle).motor_space_inertia(alpha, cfg.operating_pose_rad[0])
+    true = ParallelogramOracle(cfg.require_oracle()).motor_space_inertia(alpha, cfg.operating_pose_rad[0])
     identified = S3NCfg(
         model="s3n_full",
         reflected_inertia_kgm2=tuple(cfg.oracle.reflected_inertia_kgm2),

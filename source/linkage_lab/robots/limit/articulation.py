@@ -10,7 +10,7 @@ from isaaclab.assets.articulation import ArticulationCfg
 
 from linkage_lab.actuators.linkage_actuator import LinkageActuatorCfg, linkage_actuator_cfg
 from linkage_lab.config import load_robot_config
-from linkage_lab.robots.limit_joints import JOINT_NAMES, JOINT_TYPES, LEGS
+from linkage_lab.robots.limit.joints import JOINT_NAMES, JOINT_TYPES, LEGS
 from linkage_lab.robots.spawn import local_usd_spawn
 
 #: The ``q̈`` estimate of the hip/knee explicit S3N torque: the one that wins in contact. On the whole
@@ -43,7 +43,7 @@ def leg_actuator_cfg(cfg: dict[str, Any], model: str, physics_dt_s: float = 0.00
     The motor inertia, damping and (for ``s3n_full``) ``M_p`` are placeholders until the Limit is
     identified (see the ``s3n`` section of the config).
     """
-    from linkage_lab.validation.standalone_leg import urdf_leg_body
+    from linkage_lab.robots.limit.s3n import leg_body
 
     limits = cfg["joint_limits"]
     s3n = cfg["s3n"]
@@ -69,7 +69,7 @@ def leg_actuator_cfg(cfg: dict[str, Any], model: str, physics_dt_s: float = 0.00
         motor_damping_nms_per_rad=list(s3n["damping_nms_per_rad"]),
         mp_kgm2=[mp["m11"], mp["m12"], mp["m22"]],
         # The serial tree's own link inertia, from the generated description the simulator loads.
-        serial_link_kgm2=list(urdf_leg_body()[0].serial_link_kgm2()),
+        serial_link_kgm2=list(leg_body().serial_link_kgm2()),
         acceleration_estimate=LEG_ACCELERATION_ESTIMATE,
         reference_joint_pos_rad=[standing["hip"], standing["knee"]],
         physics_dt_s=physics_dt_s,

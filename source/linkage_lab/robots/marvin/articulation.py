@@ -22,16 +22,9 @@ from isaaclab.assets.articulation import ArticulationCfg
 
 from linkage_lab.actuators.linkage_actuator import LinkageActuatorCfg, linkage_actuator_cfg
 from linkage_lab.config import load_robot_config
+from linkage_lab.robots.marvin.joints import ARM_JOINTS, JOINT_NAMES, LEG_JOINTS, SIDES  # noqa: F401
 from linkage_lab.robots.spawn import local_usd_spawn
 
-SIDES = ("left", "right")
-LEG_JOINTS = ("hip_yaw", "hip_roll", "hip_pitch", "knee", "ankle_pitch", "ankle_roll")
-ARM_JOINTS = ("shoulder_pitch", "elbow")
-#: Marvin's joint order for policy I/O: legs (left, right) body to foot, then arms. Pinned on the
-#: articulation so that it never depends on the physics backend.
-JOINT_NAMES: tuple[str, ...] = tuple(f"{s}_{j}" for s in SIDES for j in LEG_JOINTS) + tuple(
-    f"{s}_{j}" for s in SIDES for j in ARM_JOINTS
-)
 ANKLE_MODES = ("diamond", "box")
 #: Whether the diamond ankle carries the two motors' pose-dependent reflected inertia
 #: ``Jᵀ(q) diag(J̄) J(q)`` (s3n.md §5) by default. Chosen against the closed-chain oracle of the ankle

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from linkage_lab.description.model import Joint, Link, RobotModel, Solid, cylinder_between
-from linkage_lab.robots.limit_joints import LEGS
+from linkage_lab.robots.limit.joints import LEGS
 
 # Size of the motor solids used for the inertia of the motors (m): GIM6010 is ~67 mm across.
 _MOTOR_RADIUS_M = 0.034

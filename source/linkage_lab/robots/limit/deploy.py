@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from linkage_lab.deploy.limit_config import (
+from linkage_lab.robots.limit.deploy_config import (
     DEPLOY_FILENAME,
     NUM_JOINTS,
     OBSERVATION_SIZES,
@@ -17,7 +17,7 @@ from linkage_lab.deploy.limit_config import (
     ObservationTerm,
     write_deploy_config,
 )
-from linkage_lab.robots.limit_joints import JOINT_IDS, JOINT_TABLE, LEGS, entry_by_id, joint_id
+from linkage_lab.robots.limit.joints import JOINT_IDS, JOINT_TABLE, LEGS, entry_by_id, joint_id
 
 __all__ = [
     "DEPLOY_FILENAME",

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from linkage_lab.kinematics.ankle_report import MIN_TRANSMISSION, AnkleSurvey
+from linkage_lab.analysis.ankle_report import MIN_TRANSMISSION, AnkleSurvey
 from linkage_lab.kinematics.rsu_geometry import RSUAnkleGeometry
 
 

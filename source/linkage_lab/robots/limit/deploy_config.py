@@ -13,7 +13,8 @@ from typing import Any, Literal
 import numpy as np
 
 from linkage_lab.io import write_json_atomic
-from linkage_lab.robots.limit_joints import JOINT_IDS, JOINT_NAMES, JOINT_TABLE
+from linkage_lab.linkage_constants import PARALLELOGRAM_LEG_JACOBIAN
+from linkage_lab.robots.limit.joints import JOINT_IDS, JOINT_NAMES, JOINT_TABLE
 
 WireAngles = Literal["motor", "joint"]
 LegGains = Literal["coupled", "diagonal"]
@@ -23,7 +24,7 @@ DEPLOY_VERSION = 1
 DEPLOY_FILENAME = "deploy.json"
 NUM_JOINTS = len(JOINT_IDS)
 #: The parallelogram leg, ``q^p = J q^s`` per leg on (hip, knee) (robots.md §1.3).
-HIP_KNEE_JACOBIAN = ((1.0, 0.0), (1.0, 1.0))
+HIP_KNEE_JACOBIAN = PARALLELOGRAM_LEG_JACOBIAN
 #: Observation terms the deployment can build, with their sizes; aliases are Isaac Lab's term functions.
 OBSERVATION_SIZES = {
     "base_lin_vel": 3,

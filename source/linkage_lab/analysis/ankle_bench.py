@@ -12,7 +12,7 @@ import torch
 
 from linkage_lab.kinematics.rsu_ankle import ik_and_jacobian, inverse_kinematics
 from linkage_lab.kinematics.rsu_fk import forward_kinematics
-from linkage_lab.kinematics.rsu_geometry import load_ankle_geometry
+from linkage_lab.kinematics.rsu_geometry import RSUAnkleGeometry, load_ankle_geometry
 
 #: Targets on a 2-core CPU (ms) for 8,192 ankles.
 TARGET_MS = {"ik_jacobian": 0.5, "fk": 2.0}
@@ -48,7 +48,7 @@ def _time_ms(fn: Callable[[], Any], repeats: int, warmup: int = 3) -> list[float
 def run(
     num_ankles: int = 8192,
     repeats: int = 50,
-    preset: str = "marvin",
+    geometry: RSUAnkleGeometry | None = None,
     dtypes: tuple[str, ...] = ("float64", "float32"),
     threads: int | None = 1,
     seed: int = 0,
@@ -61,7 +61,7 @@ def run(
     Args:
         num_ankles: Batch size.
         repeats: Timed calls per measurement (after 3 warm-up calls).
-        preset: Geometry preset.
+        geometry: The ankle; ``None``: the config's default (``load_ankle_geometry()``).
         dtypes: Torch dtypes to time, by name.
         threads: Torch intra-op threads during the timing (restored after); ``None`` leaves them.
             One thread is fastest for this size on a shared 2-core machine.
@@ -73,7 +73,7 @@ def run(
         ``fk_max_error_rad``, ``fk_tol_rad``, ``fk_all_converged``, ``fk_mixed_precision`` (float64
         FK pre-iterates in float32) and ``warm_start_max_rad``.
     """
-    geometry = load_ankle_geometry(preset)
+    geometry = load_ankle_geometry() if geometry is None else geometry
     generator = torch.Generator().manual_seed(seed)
     low = torch.tensor([geometry.pitch_range_rad[0], geometry.roll_range_rad[0]], dtype=torch.float64)
     high = torch.tensor([geometry.pitch_range_rad[1], geometry.roll_range_rad[1]], dtype=torch.float64)
@@ -112,7 +112,7 @@ def run(
         "num_ankles": num_ankles,
         "repeats": repeats,
         "threads": torch.get_num_threads() if threads is None else threads,
-        "preset": preset,
+        "preset": geometry.preset,
         "device": "cpu",
         "targets_ms": dict(TARGET_MS),
         "results": results,

@@ -20,13 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from linkage_lab.dynamics.serial_leg import (
-    LegBody,
-    full_mass_matrix,
-    leg_bodies_xml,
-    limit_leg_body,
-    mjcf_header,
-)
+from linkage_lab.dynamics.serial_leg import LegBody, full_mass_matrix, leg_bodies_xml, mjcf_header
 
 #: ``∂(hip_motor, knee, knee_motor, rod_pin)/∂(θ₁, θ₂)``: the loop's 2 DOF inside the 4 joints.
 LOOP_BASIS = np.array([[1.0, 0.0], [-1.0, 1.0], [0.0, 1.0], [1.0, -1.0]])
@@ -52,8 +46,9 @@ class LinkageParts:
 class OracleCfg:
     """The closed-chain leg: bodies, linkage parts, motors, solver settings."""
 
-    body: LegBody = field(default_factory=limit_leg_body)
-    """Thigh and lower link, the same bodies the serial model carries."""
+    body: LegBody
+    """Thigh and lower link, the same bodies the serial model carries (e.g. a robot's
+    ``SPEC.extra("leg_body")()``)."""
     linkage: LinkageParts = field(default_factory=LinkageParts)
     """Crank and rod."""
     reflected_inertia_kgm2: tuple[float, float] = (0.0162, 0.0162)
@@ -129,16 +124,16 @@ class ParallelogramOracle:
     """The closed-chain leg, stepped with motor torques; reads motor angles like encoders.
 
     Args:
-        cfg: The oracle; ``None``: the defaults.
+        cfg: The oracle.
         mjcf: A model holding :func:`oracle_leg_xml` and :func:`loop_closure_xml` of ``cfg`` (e.g. on
             a moving base with the foot pinned); ``None``: :func:`oracle_mjcf`, base fixed.
     """
 
-    def __init__(self, cfg: OracleCfg | None = None, mjcf: str | None = None):
+    def __init__(self, cfg: OracleCfg, mjcf: str | None = None):
         import mujoco
 
         self._mujoco = mujoco
-        self.cfg = cfg or OracleCfg()
+        self.cfg = cfg
         self.model = mujoco.MjModel.from_xml_string(oracle_mjcf(self.cfg) if mjcf is None else mjcf)
         self.data = mujoco.MjData(self.model)
         self._qpos = [int(self.model.jnt_qposadr[self.model.joint(name).id]) for name in _JOINTS]
@@ -190,7 +185,7 @@ class ParallelogramOracle:
         """The true ``M_p(α)`` (kg·m²), ``(len(α), 2, 2)``: MuJoCo's mass matrix on the loop's 2 DOF.
 
         ``M_p = Gᵀ M(q) G`` with ``G`` = :data:`LOOP_BASIS`; armature included. For comparison only:
-        S3N-Full identifies its ``M_p`` from motion data (:mod:`linkage_lab.dynamics.identify`).
+        S3N-Full identifies its ``M_p`` from motion data (:mod:`linkage_lab.analysis.identify`).
         """
         data = self._mujoco.MjData(self.model)
         basis = np.zeros((self.model.nv, 2))

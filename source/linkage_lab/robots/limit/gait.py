@@ -1,0 +1,38 @@
+"""The Limit's trot settings: geometry, joint table, trot pairs and limits from its config."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+from linkage_lab.config import load_robot_config
+from linkage_lab.gait.trot import TrotGaitCfg
+from linkage_lab.kinematics.leg_ik import leg_convention_from_config
+
+
+def limit_trot_cfg(**overrides: Any) -> TrotGaitCfg:
+    """The Limit's trot: geometry, joint table, trot pairs and limits from ``configs/robots/limit.yaml``.
+
+    Args:
+        **overrides: Any :class:`TrotGaitCfg` field.
+    """
+    config = load_robot_config("limit")
+    table = config["joint_table"]
+    legs = tuple(table["leg_order"])
+    pair_offset = {leg: 0.0 for leg in table["trot_pairs"]["A"]} | {leg: math.pi for leg in table["trot_pairs"]["B"]}
+    limits = {}
+    for leg in legs:
+        for joint in table["joint_order"]:
+            bound = config["joint_limits"][joint]["position_rad"]
+            limits[f"{leg}_{joint}"] = (-bound, bound)
+    cfg = TrotGaitCfg(
+        thigh_length_m=config["geometry"]["thigh_length_m"],
+        shank_length_m=config["geometry"]["shank_length_m"],
+        leg_convention=leg_convention_from_config(config),
+        leg_names=legs,
+        joint_names=tuple(limits),
+        phase_offsets_rad=tuple(pair_offset[leg] for leg in legs),
+        joint_limits_rad=limits,
+    )
+    return replace(cfg, **overrides)

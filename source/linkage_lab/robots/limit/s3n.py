@@ -1,0 +1,159 @@
+"""The Limit's leg for S3N: its serial leg bodies from the generated description, its S3N parameters
+and its hip/knee drive (s3n.md, robots.md §1.2).
+
+There is one leg body: the links of the description the URDF/USD is generated from, so the S3N
+tables, the fidelity benchmark and the task's actuator all see the inertia the simulator integrates.
+The generic code reaches these through the Limit's ``SPEC.extras`` (``leg_body``, ``s3n_cfg``,
+``leg_drive_cfg``, ``leg_task``, ``task_leg_drive_cfg``, ``stance_mass_kg``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from linkage_lab.config import load_robot_config
+from linkage_lab.dynamics.drive import LinkageDriveCfg
+from linkage_lab.dynamics.s3n import S3NCfg, S3NModel
+from linkage_lab.dynamics.serial_leg import LegBody, PlanarLink
+
+#: The task whose leg the Isaac Lab cross-checks drive, and its physics step (s).
+TASK = "LinkageLab-Velocity-Flat-Limit"
+TASK_PHYSICS_DT_S = 0.005
+#: The leg the single-leg experiments drive (all four are alike).
+DEFAULT_LEG = "fl"
+
+_PlanarPart = tuple[float, np.ndarray, float]
+
+
+def _rotate_xz(point: Sequence[float], angle: float) -> np.ndarray:
+    """``(x, z)`` of a point of a child frame turned by ``angle`` (rad) about +y, in its parent frame.
+
+    A positive angle swings a point below the axis towards −x (robots.md §1.2).
+    """
+    c, s = math.cos(angle), math.sin(angle)
+    return np.array([c * point[0] + s * point[1], -s * point[0] + c * point[1]])
+
+
+def _lumped(parts: Sequence[_PlanarPart]) -> _PlanarPart:
+    """Mass, x–z centre of mass and I_yy about it of rigid planar parts (parallel-axis theorem)."""
+    mass = sum(p[0] for p in parts)
+    com = sum(p[0] * p[1] for p in parts) / mass
+    inertia = sum(p[2] + p[0] * float((p[1] - com) @ (p[1] - com)) for p in parts)
+    return mass, com, inertia
+
+
+def described_leg(
+    leg: str = DEFAULT_LEG, ankle_rad: float | None = None, cfg: dict[str, Any] | None = None
+) -> tuple[LegBody, float]:
+    """The serial leg's bodies from the generated description (the link inertias Isaac Lab simulates).
+
+    Upper link: the ``{leg}_hip`` link. Lower link: ``{leg}_thigh`` plus the ankle block and foot
+    plate held rigid at ``ankle_rad``, lumped in the plane (I_yy and the x–z centre of mass; the
+    parallel-axis theorem).
+
+    Args:
+        leg: ``fl``, ``fr``, ``rl`` or ``rr``.
+        ankle_rad: Ankle angle the lower link is frozen at (rad); ``None``: the standing pose.
+        cfg: The robot config; ``None`` loads ``configs/robots/limit.yaml``.
+
+    Returns:
+        The body, and the lower link's centre-of-mass offset across the link axis (m, +x), which
+        :class:`LegBody` cannot carry (its centres of mass lie on the link axes).
+    """
+    from linkage_lab.description.model import combine_solids
+    from linkage_lab.robots.limit.description import build_limit_model
+
+    cfg = load_robot_config("limit") if cfg is None else cfg
+    model = build_limit_model(cfg)
+    if ankle_rad is None:
+        ankle_rad = float(cfg["control"]["standing_pose_rad"]["ankle"])
+    links = {link.name: link for link in model.links}
+    joints = {joint.name: joint for joint in model.joints}
+
+    def planar(link_name: str, origin_xz: Sequence[float] = (0.0, 0.0), angle: float = 0.0) -> _PlanarPart:
+        mass, com, inertia = combine_solids(links[link_name].solids)
+        return mass, np.asarray(origin_xz) + _rotate_xz((com[0], com[2]), angle), float(inertia[1, 1])
+
+    knee, ankle, foot = joints[f"{leg}_knee"], joints[f"{leg}_ankle"], joints[f"{leg}_foot"]
+    ankle_xz = (ankle.origin_m[0], ankle.origin_m[2])
+    foot_xz = np.asarray(ankle_xz) + _rotate_xz((foot.origin_m[0], foot.origin_m[2]), ankle_rad)
+    upper_mass, upper_com, upper_inertia = planar(knee.parent)
+    lower_mass, lower_com, lower_inertia = _lumped(
+        [planar(knee.child), planar(ankle.child, ankle_xz, ankle_rad), planar(foot.child, foot_xz, ankle_rad)]
+    )
+    body = LegBody(
+        thigh=PlanarLink(upper_mass, -float(upper_com[1]), upper_inertia),
+        shank=PlanarLink(lower_mass, -float(lower_com[1]), lower_inertia),
+        thigh_length_m=-knee.origin_m[2],
+        shank_length_m=-ankle.origin_m[2],
+    )
+    return body, float(lower_com[0])
+
+
+def leg_body(leg: str = DEFAULT_LEG, ankle_rad: float | None = None, cfg: dict[str, Any] | None = None) -> LegBody:
+    """The Limit's serial leg body (:func:`described_leg` without the across-axis offset)."""
+    return described_leg(leg, ankle_rad, cfg)[0]
+
+
+def s3n_cfg(model: S3NModel = "s3n_full", cfg: dict[str, Any] | None = None) -> S3NCfg:
+    """The Limit's S3N parameters: the ``s3n`` section of its config (paper placeholders until the
+    bench identification) and the serial link inertia of :func:`leg_body`."""
+    cfg = load_robot_config("limit") if cfg is None else cfg
+    section = cfg["s3n"]
+    mp = section["mp_kgm2"]
+    return S3NCfg(
+        model=model,
+        reflected_inertia_kgm2=tuple(section["reflected_inertia_kgm2"]),
+        viscous_damping_nms_per_rad=tuple(section["damping_nms_per_rad"]),
+        mp_kgm2=(mp["m11"], mp["m12"], mp["m22"]),
+        serial_link_kgm2=leg_body(cfg=cfg).serial_link_kgm2(),
+    )
+
+
+def leg_drive_cfg(model: S3NModel = "s3n_full", **overrides: Any) -> LinkageDriveCfg:
+    """The Limit's hip/knee drive from its config: joint-space PD with the ``control`` gains, the
+    hip/knee effort limits per motor, S3N parameters of :func:`s3n_cfg` (placeholders) split at the
+    standing pose. ``overrides`` replace any :class:`LinkageDriveCfg` field."""
+    from dataclasses import replace
+
+    cfg = load_robot_config("limit")
+    control, limits = cfg["control"], cfg["joint_limits"]
+    kp, kd = float(control["stiffness_nm_per_rad"]), float(control["damping_nms_per_rad"])
+    standing = control["standing_pose_rad"]
+    base = LinkageDriveCfg(
+        s3n=s3n_cfg(model, cfg),
+        control_space="joint",
+        joint_kp=(kp, kp),
+        joint_kd=(kd, kd),
+        motor_torque_limit_nm=(float(limits["hip"]["effort_nm"]), float(limits["knee"]["effort_nm"])),
+        reference_joint_pos_rad=(float(standing["hip"]), float(standing["knee"])),
+    )
+    return replace(base, **overrides)
+
+
+def task_leg_drive_cfg(model: str, physics_dt_s: float = TASK_PHYSICS_DT_S) -> LinkageDriveCfg:
+    """The drive config of one leg under ``model``, as the task's actuator builds it (imports Isaac Lab)."""
+    from linkage_lab.actuators.linkage_actuator import drive_cfg
+    from linkage_lab.robots.limit.articulation import leg_actuator_cfg
+
+    cfg = leg_actuator_cfg(load_robot_config("limit"), model, physics_dt_s)
+    return drive_cfg(cfg, [float(cfg.stiffness)] * 2, [float(cfg.damping)] * 2)
+
+
+def leg_joint_names(leg: str = DEFAULT_LEG) -> tuple[str, str, str]:
+    """``(hip, knee, ankle)`` joint names of ``leg`` in the articulation."""
+    return f"{leg}_hip", f"{leg}_knee", f"{leg}_ankle"
+
+
+def stance_mass_kg() -> float:
+    """Half the Limit's mass less one leg below the hip: what a stance leg carries in a trot (kg)."""
+    cfg = load_robot_config("limit")
+    masses = cfg["masses_kg"]
+    base = float(cfg["base"]["mass_kg"])
+    per_leg = sum(float(value) for value in masses.values())
+    below_hip = per_leg - float(masses["hip_knee_motors_on_base"])
+    return 0.5 * (base + 4.0 * per_leg) - below_hip

@@ -1,0 +1,43 @@
+"""Marvin's robot-side files in an exported bundle: the ankle bridge (ONNX) of the trained geometry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from linkage_lab.robots.registry import DeployFiles
+
+#: Folder of the ankle bridge inside a bundle.
+ANKLE_BRIDGE_DIR = "ankle_bridge"
+
+
+def bundle_deploy_writer(metadata: dict[str, Any]) -> DeployFiles:
+    """The files of the ankle bridge: the writer exports the ankle bridge of ``metadata["ankle_preset"]``
+    (the geometry the policy was trained with: another preset's IK would send the cranks elsewhere)."""
+    from linkage_lab.deploy import ankle_bridge
+
+    preset = metadata["ankle_preset"]
+
+    def write(out_dir: Path, metadata: dict[str, Any]) -> dict[str, str]:
+        paths = ankle_bridge.export_ankle_bridge(out_dir / ANKLE_BRIDGE_DIR, preset=preset, robot="marvin")
+        return {str(p.relative_to(out_dir)): _bridge_description(p.name) for p in paths}
+
+    # How the ankle's joint-space PD reaches the motors on the robot (ankle_linkage.md §8): never by
+    # copying joint kp/kd to the motors.
+    extra = {
+        "ankle_bridge": f"{ANKLE_BRIDGE_DIR}/ankle_<side>_<function>.onnx",
+        "ankle_gain_mode": getattr(ankle_bridge, "EXPORT_GAIN_MODE", None),
+    }
+    return DeployFiles(write, extra, "\n## Ankle bridge\n\n" + ankle_bridge.BRIDGE_DOC)
+
+
+def _bridge_description(filename: str) -> str:
+    side, function = filename.removesuffix(".onnx").split("_")[1:3]
+    text = {
+        "ik": "pose targets (pitch, roll) → crank targets, with reachability",
+        "fk": "crank angles (+ warm start) → pose (pitch, roll)",
+        "velocity": "crank rates + pose → pitch/roll rates",
+        "gains": "joint kp/kd + pose → coupled 2×2 motor-space gains",
+        "torque": "joint torque + pose → motor torques (this export's mode: host PD, motor kp = kd = 0)",
+    }.get(function, function)
+    return f"{side} ankle bridge, {text}"
