@@ -7,8 +7,6 @@ import functools
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from linkage_lab.paths import ROBOT_CONFIG_DIR
 
 
@@ -23,6 +21,8 @@ def available_robots() -> list[str]:
 
 @functools.lru_cache(maxsize=16)
 def _load_cached(path: Path) -> dict[str, Any]:
+    import yaml  # here, not at import: the torch-free robot-side code imports the configs' types
+
     if not path.is_file():
         raise ConfigError(f"robot config not found: {path} (available: {', '.join(available_robots())})")
     try:

@@ -6,16 +6,16 @@ import pytest
 import torch
 
 from linkage_lab.robots.limit.joints import JOINT_NAMES
+from linkage_lab.robots.registry import get_robot
 
 pytestmark = pytest.mark.sim
 TASK = "LinkageLab-Velocity-Flat-Limit"
 
 
 def test_limit_stands_with_zero_actions(build_env, zero_actions):
-    from linkage_lab.config import load_robot_config
     from linkage_lab.robots.limit.articulation import standing_height_m
 
-    standing = standing_height_m(load_robot_config("limit"))
+    standing = standing_height_m(get_robot("limit").config())
     # No pushes or velocity kicks: the robot should just stand.
     overrides = ("env.events.push_robot=null",)
     with build_env(TASK, num_envs=4, overrides=overrides) as (env, _):

@@ -11,10 +11,10 @@ TASK = "LinkageLab-Velocity-Flat-Marvin"
 
 @pytest.mark.parametrize("ankle", ["diamond", "box"])
 def test_marvin_stands_two_seconds(ankle, build_env, zero_actions):
-    from linkage_lab.config import load_robot_config
     from linkage_lab.robots.marvin.articulation import standing_height_m
+    from linkage_lab.robots.registry import get_robot
 
-    standing = standing_height_m(load_robot_config("marvin"))
+    standing = standing_height_m(get_robot("marvin").config())
     with build_env(TASK, num_envs=2, overrides=(f"presets={ankle}", "env.events.push_robot=null")) as (
         env,
         _,

@@ -16,6 +16,7 @@ from linkage_lab.dynamics.drive import LinkageDrive
 from linkage_lab.kinematics.ankle_transmission import rsu_ankle_transmission
 from linkage_lab.kinematics.rsu_geometry import load_ankle_geometry
 from linkage_lab.robots.marvin.articulation import ANKLE_REFLECTED_ARMATURE, ankle_actuator_cfg
+from linkage_lab.robots.registry import get_robot
 from linkage_lab.validation.ankle_armature import (
     ankle_chirp,
     ankle_drive_cfgs,
@@ -94,7 +95,7 @@ def test_reflected_model_inertia_is_jt_jbar_j_at_every_pose(side, pose):
     from linkage_lab.actuators.linkage_actuator import drive_cfg
     from linkage_lab.actuators.transmissions import make_transmission
 
-    actuator = ankle_actuator_cfg(load_robot_config("marvin"), "diamond", DT, reflected_armature=True)
+    actuator = ankle_actuator_cfg(get_robot("marvin").config(), "diamond", DT, reflected_armature=True)
     drive = LinkageDrive(drive_cfg(actuator, [300.0] * 2, [6.0] * 2), make_transmission(f"marvin_ankle_{side}"))
     q = torch.tensor([pose], dtype=torch.float64)
     total = torch.diag(drive.native_armature()) + drive.explicit_inertia(q)[0]
@@ -141,7 +142,7 @@ def test_default_is_the_most_faithful_armature_that_is_stable_everywhere():
     assert any(pitch < -0.6 and roll > 0.3 for pitch, roll in unfiltered)
     stable = [model for model in configs if model != "reflected_unfiltered"]
     best = min(stable, key=mean.get)
-    default = ankle_actuator_cfg(load_robot_config("marvin"), "diamond", DT)
+    default = ankle_actuator_cfg(get_robot("marvin").config(), "diamond", DT)
     chosen = configs[best]
     assert (default.model, default.accel_filter_time_constant_s) == (
         chosen.s3n.model,

@@ -10,6 +10,7 @@ from linkage_lab.gait.biped import BipedGait, TorsoState
 from linkage_lab.gait.compensation import SAG_JOINTS, stance_sag_compensation
 from linkage_lab.robots.marvin.description import build_marvin_model
 from linkage_lab.robots.marvin.gait import marvin_sprint_gait_cfg
+from linkage_lab.robots.registry import get_robot
 from linkage_lab.statics.tree import STANDARD_GRAVITY, KinematicTree
 
 pytestmark = pytest.mark.unit
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.unit
 def setup():
     cfg = marvin_sprint_gait_cfg()
     robot = load_robot_config("marvin")
-    tree = KinematicTree(build_marvin_model(robot))
+    tree = KinematicTree(build_marvin_model(get_robot("marvin").config()))
     zeros = torch.zeros(1, dtype=torch.float64)
     plain = BipedGait(marvin_sprint_gait_cfg(stance_compensation_rad=None, step_ramp_time_s=0.0, sway_ramp_time_s=0.0))
     targets = plain.joint_targets(0.25 / cfg.frequency_hz, TorsoState(*(zeros,) * 6), 0.0)

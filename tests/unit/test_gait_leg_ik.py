@@ -12,7 +12,6 @@ from linkage_lab.config import load_robot_config
 from linkage_lab.gait import (
     LegConvention,
     LegReachError,
-    leg_convention_from_config,
     leg_fk,
     leg_ik,
     parallelogram_motor_angles,
@@ -23,6 +22,14 @@ from linkage_lab.gait import (
 )
 
 pytestmark = pytest.mark.unit
+
+
+def _convention(name: str) -> LegConvention:
+    """The robot's own leg convention (its gait module reads it from the typed config)."""
+    from linkage_lab.robots.limit.gait import leg_convention as limit_convention
+    from linkage_lab.robots.marvin.gait import leg_convention as marvin_convention
+
+    return {"marvin": marvin_convention, "limit": limit_convention}[name]()
 
 
 def _robot(name: str) -> tuple[dict, float, float, tuple[list[float], list[float], list[float]]]:
@@ -53,8 +60,7 @@ def _chain_fk(axes, thigh, shank, hip, knee, ankle) -> tuple[np.ndarray, np.ndar
 
 
 def test_conventions_read_from_configs():
-    marvin = leg_convention_from_config(load_robot_config("marvin"))
-    limit = leg_convention_from_config(load_robot_config("limit"))
+    marvin, limit = _convention("marvin"), _convention("limit")
     assert marvin == LegConvention(1.0, 1.0, -1.0, knee_forward=True)
     assert limit == LegConvention(1.0, 1.0, 1.0, knee_forward=False)
 
@@ -71,7 +77,7 @@ def test_standing_pose_is_sole_flat_and_ik_recovers_it(name):
         torch.tensor(-ankle_pos[2]).double(),
         thigh,
         shank,
-        leg_convention_from_config(config),
+        _convention(name),
     )
     np.testing.assert_allclose([float(a) for a in angles[:3]], [hip, knee, ankle], atol=1e-9)
 
@@ -79,7 +85,7 @@ def test_standing_pose_is_sole_flat_and_ik_recovers_it(name):
 @pytest.mark.parametrize("name", ["marvin", "limit"])
 def test_foot_ahead_of_hip_stays_ahead_and_sole_flat(name):
     config, thigh, shank, axes = _robot(name)
-    convention = leg_convention_from_config(config)
+    convention = _convention(name)
     reach = thigh + shank
     for forward in (0.15 * reach, -0.15 * reach):
         target = (forward, 0.85 * reach)
@@ -96,7 +102,7 @@ def test_foot_ahead_of_hip_stays_ahead_and_sole_flat(name):
 @pytest.mark.parametrize("name", ["marvin", "limit"])
 def test_ik_then_fk_returns_random_targets(name):
     config, thigh, shank, _ = _robot(name)
-    convention = leg_convention_from_config(config)
+    convention = _convention(name)
     generator = torch.Generator().manual_seed(0)
     d_min, d_max = abs(thigh - shank) + 0.02 * (thigh + shank), 0.99 * (thigh + shank)
     distance = d_min + (d_max - d_min) * torch.rand(500, generator=generator, dtype=torch.float64)
@@ -161,7 +167,7 @@ def test_parallelogram_form_agrees_with_serial_ik_through_j(knee_forward):
 
 def test_limit_knee_motor_is_the_absolute_shank_angle():
     config, thigh, shank, axes = _robot("limit")
-    convention = leg_convention_from_config(config)
+    convention = _convention("limit")
     angles = leg_ik(torch.tensor(0.03).double(), torch.tensor(0.16).double(), thigh, shank, convention)
     motor_hip, motor_knee = serial_to_motor(angles.hip, angles.knee)
     knee_pos, ankle_pos, _ = _chain_fk(axes, thigh, shank, float(angles.hip), float(angles.knee), 0.0)

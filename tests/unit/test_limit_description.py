@@ -128,5 +128,6 @@ def test_standing_height_matches_leg_geometry():
     assert pose["hip"] + pose["knee"] + pose["ankle"] == pytest.approx(0.0)
     height = 0.100 * math.cos(0.6) + 0.085 * math.cos(0.6 - 1.2) + 0.010
     from linkage_lab.robots.limit.articulation import standing_height_m
+    from linkage_lab.robots.registry import get_robot
 
-    assert standing_height_m(cfg) == pytest.approx(height)
+    assert standing_height_m(get_robot("limit").config()) == pytest.approx(height)

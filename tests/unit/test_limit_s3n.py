@@ -24,7 +24,7 @@ def test_s3n_table_uses_the_leg_body_the_task_actuator_gets():
     from linkage_lab.cli.s3n import inertia_table
     from linkage_lab.robots.limit.articulation import leg_actuator_cfg
 
-    actuator = leg_actuator_cfg(load_robot_config("limit"), "s3n_full")
+    actuator = leg_actuator_cfg(get_robot("limit").config(), "s3n_full")
     task_abc = tuple(actuator.serial_link_kgm2)
     assert s3n_cfg("s3n_full").serial_link_kgm2 == pytest.approx(task_abc, rel=1e-12)
     assert FidelityCfg.for_robot("limit").oracle.body.serial_link_kgm2() == pytest.approx(task_abc, rel=1e-12)

@@ -6,9 +6,9 @@ import pytest
 import torch
 from isaaclab.utils.types import ArticulationActions
 
-from linkage_lab.config import load_robot_config
 from linkage_lab.kinematics.ankle_transmission import rsu_ankle_transmission
 from linkage_lab.robots.marvin.articulation import ankle_actuator_cfg
+from linkage_lab.robots.registry import get_robot
 
 pytestmark = pytest.mark.unit
 
@@ -17,7 +17,7 @@ KP, KD = 300.0, 6.0
 
 
 def make_actuator(mode: str, num_envs: int = 1, **options):
-    cfg = ankle_actuator_cfg(load_robot_config("marvin"), mode, 0.005, **options)
+    cfg = ankle_actuator_cfg(get_robot("marvin").config(), mode, 0.005, **options)
     cfg.stiffness, cfg.damping = KP, KD
     return cfg.class_type(cfg, JOINTS, slice(None), num_envs, "cpu", stiffness=KP, damping=KD)
 
@@ -128,7 +128,7 @@ def test_motor_gains_are_never_the_joint_gains_copied():
 
 
 def test_armature_must_follow_the_model():
-    cfg = ankle_actuator_cfg(load_robot_config("marvin"), "diamond", 0.005, reflected_armature=True)
+    cfg = ankle_actuator_cfg(get_robot("marvin").config(), "diamond", 0.005, reflected_armature=True)
     cfg.armature = 0.01
     with pytest.raises(ValueError, match="needs"):
         cfg.class_type(cfg, JOINTS, slice(None), 1, "cpu", stiffness=KP, damping=KD)

@@ -20,6 +20,9 @@ from linkage_lab.config import load_robot_config
 from linkage_lab.dynamics.drive import LinkageDrive
 from linkage_lab.kinematics.transmission import parallelogram_leg
 from linkage_lab.robots.limit.articulation import leg_actuator_cfg, limit_articulation_cfg
+from linkage_lab.robots.limit.config import LimitConfig
+from linkage_lab.robots.registry import get_robot
+from linkage_lab.typed_config import parse
 
 pytestmark = pytest.mark.unit
 
@@ -37,7 +40,7 @@ def yaml_speed() -> float:
 def saturating_limit_drive(model: str = "kin_only") -> LinkageDrive:
     """The Limit's leg drive as the task builds it, with stiff diagonal motor gains so that every
     test command saturates the motors (the limit, not the PD, sets the torque)."""
-    actuator = leg_actuator_cfg(load_robot_config("limit"), model)
+    actuator = leg_actuator_cfg(get_robot("limit").config(), model)
     cfg = drive_cfg(actuator, [actuator.stiffness] * 2, [actuator.damping] * 2)
     return LinkageDrive(replace(cfg, motor_kp=(1e4, 1e4), motor_kd=(0.0, 0.0)), parallelogram_leg())
 
@@ -78,10 +81,14 @@ def test_braking_keeps_the_full_peak_torque():
 
 def test_actuator_cfg_carries_the_speed_from_the_yaml():
     robot = load_robot_config("limit")
-    assert leg_actuator_cfg(robot, "s3n_act").motor_no_load_speed_rads == [yaml_speed(), yaml_speed()]
+    assert leg_actuator_cfg(parse(LimitConfig, robot, "limit.yaml"), "s3n_act").motor_no_load_speed_rads == [
+        yaml_speed(),
+        yaml_speed(),
+    ]
     # A changed config number reaches the actuator and its drive: read, not hard-coded.
-    changed = copy.deepcopy(robot)
-    changed["motor"]["no_load_speed_rads"] = 7.5
+    raw = copy.deepcopy(robot)
+    raw["motor"]["no_load_speed_rads"] = 7.5
+    changed = parse(LimitConfig, raw, "limit.yaml (changed)")
     actuator = leg_actuator_cfg(changed, "s3n_act")
     assert actuator.motor_no_load_speed_rads == [7.5, 7.5]
     assert drive_cfg(actuator, [20.0] * 2, [0.5] * 2).motor_no_load_speed_rads == (7.5, 7.5)
@@ -93,7 +100,7 @@ def test_actuator_cfg_carries_the_speed_from_the_yaml():
 def test_isaac_actuator_applies_the_line_per_motor():
     """The Isaac Lab actuator of the Limit's legs: a saturating command at ``q̇ = (ω₀/2, −ω₀/2)`` on
     every leg gives the joint torque ``Jᵀ (T/2, T)`` (not ``Jᵀ (T, T)`` as before the speed limit)."""
-    cfg = leg_actuator_cfg(load_robot_config("limit"), "kin_only")
+    cfg = leg_actuator_cfg(get_robot("limit").config(), "kin_only")
     joints = [name for group in cfg.coupled_joints for name in group]
     stiffness = 1e4  # saturate: the motor-space gains map from this joint stiffness
     cfg.stiffness, cfg.damping = stiffness, 0.0

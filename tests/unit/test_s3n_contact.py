@@ -14,9 +14,9 @@ import pytest
 
 from linkage_lab.analysis.fidelity import FidelityCfg, chirp_targets
 from linkage_lab.analysis.oracle import OracleCfg
-from linkage_lab.config import load_robot_config
 from linkage_lab.robots.limit.articulation import LEG_ACCELERATION_ESTIMATE, leg_actuator_cfg
 from linkage_lab.robots.limit.s3n import leg_body
+from linkage_lab.robots.registry import get_robot
 from linkage_lab.validation.contact_estimate import (
     constrained_inverse_inertia,
     contact_winner,
@@ -102,7 +102,7 @@ def test_limit_task_default_is_the_estimate_that_wins_in_contact():
     in_contact = contact_winner(ratios, foot_model="flat")
     assert in_contact is not None, f"the stance legs disagree: {ratios}"
     assert LEG_ACCELERATION_ESTIMATE == in_contact
-    robot = load_robot_config("limit")
+    robot = get_robot("limit").config()
     for model in ("s3n_act", "s3n_full"):
         assert leg_actuator_cfg(robot, model).acceleration_estimate == in_contact
     # The base alone does not remove the jump: a swing leg of the trot keeps nearly all of it.

@@ -20,7 +20,7 @@ def t(values) -> torch.Tensor:
 
 
 def act_cfg(**overrides) -> LinkageDriveCfg:
-    s3n = S3NCfg(model="s3n_act", reflected_inertia_kgm2=(0.01, 0.03), viscous_damping_nms_per_rad=(0.2, 0.1))
+    s3n = S3NCfg(model="s3n_act", reflected_inertia_kgm2=(0.01, 0.03), motor_damping_nms_per_rad=(0.2, 0.1))
     return LinkageDriveCfg(**{"s3n": s3n, "control_space": "joint", **overrides})
 
 
@@ -54,7 +54,7 @@ def test_pd_inside_limits_passes_unchanged():
 
 @pytest.mark.parametrize("mode", ["clip", "scale"])
 def test_motor_limits_respected(mode):
-    cfg = act_cfg(joint_kp=(200.0, 200.0), motor_torque_limit_nm=(10.0, 5.0), saturation_mode=mode)
+    cfg = act_cfg(joint_kp=(200.0, 200.0), motor_peak_torque_nm=(10.0, 5.0), saturation_mode=mode)
     drive = LinkageDrive(cfg, parallelogram_leg())
     q = torch.zeros(64, 2, dtype=torch.float64)
     target = torch.randn(64, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
@@ -85,7 +85,7 @@ def test_torque_speed_line():
 
 
 def test_joint_and_motor_space_pd_agree_with_mapped_gains():
-    gains = {"joint_kp": (30.0, 12.0), "joint_kd": (0.8, 0.3), "motor_torque_limit_nm": (1e6, 1e6)}
+    gains = {"joint_kp": (30.0, 12.0), "joint_kd": (0.8, 0.3), "motor_peak_torque_nm": (1e6, 1e6)}
     joint = LinkageDrive(act_cfg(**gains), parallelogram_leg())
     motor = LinkageDrive(act_cfg(control_space="motor", **gains), parallelogram_leg())
     gen = torch.Generator().manual_seed(1)
@@ -97,7 +97,7 @@ def test_joint_and_motor_space_pd_agree_with_mapped_gains():
 
 
 def test_pose_dependent_jacobian_first_order_agreement():
-    gains = {"joint_kp": (30.0, 12.0), "joint_kd": (0.0, 0.0), "motor_torque_limit_nm": (1e6, 1e6)}
+    gains = {"joint_kp": (30.0, 12.0), "joint_kd": (0.0, 0.0), "motor_peak_torque_nm": (1e6, 1e6)}
     joint = LinkageDrive(act_cfg(**gains), WarpedLeg())
     motor = LinkageDrive(act_cfg(control_space="motor", **gains), WarpedLeg())
     q = t([[0.3, -0.5]])
@@ -215,7 +215,7 @@ def test_config_validation():
 @pytest.mark.parametrize("space", ["joint", "motor"])
 def test_per_env_gains_override_the_config(space):
     """A per-env gain of 2× gives 2× the PD torque on that env only, in either control space."""
-    cfg = act_cfg(control_space=space, joint_kp=(20.0, 20.0), joint_kd=(0.5, 0.5), motor_torque_limit_nm=(1e6, 1e6))
+    cfg = act_cfg(control_space=space, joint_kp=(20.0, 20.0), joint_kd=(0.5, 0.5), motor_peak_torque_nm=(1e6, 1e6))
     drive = LinkageDrive(cfg, parallelogram_leg())
     q = t([[0.6, -1.2], [0.6, -1.2]])
     target = q + t([[0.01, -0.02], [0.01, -0.02]])
@@ -237,7 +237,7 @@ def test_per_env_gains_cannot_override_fixed_motor_gains():
 
 @pytest.mark.parametrize("space", ["joint", "motor"])
 def test_feed_forward_effort_goes_through_the_motor_limits(space):
-    cfg = act_cfg(control_space=space, joint_kp=(20.0, 20.0), joint_kd=(0.0, 0.0), motor_torque_limit_nm=(10.0, 5.0))
+    cfg = act_cfg(control_space=space, joint_kp=(20.0, 20.0), joint_kd=(0.0, 0.0), motor_peak_torque_nm=(10.0, 5.0))
     drive = LinkageDrive(cfg, parallelogram_leg())
     q = torch.zeros(2, 2, dtype=torch.float64)
     target = t([[0.1, 0.0], [0.0, 0.0]])

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from linkage_lab.config import load_robot_config
 from linkage_lab.kinematics.leg_ik import LegReachError, leg_inverse_kinematics
 from linkage_lab.kinematics.rotation import axis_rotation
 from linkage_lab.robots.marvin.description import build_marvin_model
+from linkage_lab.robots.registry import get_robot
 from linkage_lab.statics.tree import KinematicTree
 
 pytestmark = pytest.mark.unit
@@ -20,7 +20,7 @@ THIGH = SHIN = 0.32
 
 @pytest.fixture(scope="module")
 def marvin() -> KinematicTree:
-    return KinematicTree(build_marvin_model(load_robot_config("marvin")))
+    return KinematicTree(build_marvin_model(get_robot("marvin").config()))
 
 
 @pytest.mark.parametrize("side", ["left", "right"])

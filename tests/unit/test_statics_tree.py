@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from linkage_lab.config import load_robot_config
 from linkage_lab.description.model import Joint, Link, RobotModel, Solid
 from linkage_lab.kinematics.rotation import axis_rotation
 from linkage_lab.robots.marvin.description import build_marvin_model
+from linkage_lab.robots.registry import get_robot
 from linkage_lab.statics.tree import KinematicTree, weight_torque
 
 pytestmark = pytest.mark.unit
@@ -20,7 +20,7 @@ G = 9.81
 
 @pytest.fixture(scope="module")
 def marvin() -> KinematicTree:
-    return KinematicTree(build_marvin_model(load_robot_config("marvin")))
+    return KinematicTree(build_marvin_model(get_robot("marvin").config()))
 
 
 def _toy(joint_axis=(0.0, 1.0, 0.0)) -> KinematicTree:

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from linkage_lab.cli.main import main
-from linkage_lab.config import load_robot_config
 from linkage_lab.robots.marvin.description import build_marvin_model
+from linkage_lab.robots.registry import get_robot
 from linkage_lab.statics.step_up import FIT_KEYS, step_up_check
 from linkage_lab.statics.step_up_pose import StepUpPoseCfg, StepUpPoseError, solve_step_up_pose
 from linkage_lab.statics.tree import KinematicTree
@@ -26,7 +26,7 @@ FOOT_COM = np.array([0.22 / 2 - 0.07, 0.0, -0.06 + 0.03 / 2])
 
 @pytest.fixture(scope="module")
 def tree() -> KinematicTree:
-    return KinematicTree(build_marvin_model(load_robot_config("marvin")))
+    return KinematicTree(build_marvin_model(get_robot("marvin").config()))
 
 
 @pytest.fixture(scope="module")

@@ -195,7 +195,7 @@ class LinkageActuatorCfg(ActuatorBaseCfg):
     transmissions: list[str] = MISSING
     """One transmission name per group (see :data:`~linkage_lab.actuators.transmissions.TRANSMISSIONS`)."""
 
-    control_space: str = "joint"
+    control_space: str = LinkageDriveCfg.control_space
     """``"joint"``: PD on serial joints with the policy's gains, then ``τ_m = J⁻ᵀ τ_j``. ``"motor"``: PD on
     motor angles with ``K_m = J⁻ᵀ K_j J⁻¹`` at the current pose (what a motor driver runs)."""
 
@@ -206,16 +206,16 @@ class LinkageActuatorCfg(ActuatorBaseCfg):
     motor_no_load_speed_rads: list[float] | None = None
     """No-load speed per motor (rad/s) for a linear torque–speed limit; ``None``: no speed dependence."""
 
-    saturation_mode: str = "clip"
+    saturation_mode: str = LinkageDriveCfg.saturation_mode
     """``"clip"`` each motor on its own (as hardware), or ``"scale"`` (keeps the torque's direction)."""
 
-    model: str = "kin_only"
+    model: str = S3NCfg.model
     """Dynamics model: ``kin_only``, ``s3n_act`` or ``s3n_full`` (s3n.md)."""
 
-    reflected_inertia_kgm2: list[float] = [0.0, 0.0]
+    reflected_inertia_kgm2: list[float] = list(S3NCfg.reflected_inertia_kgm2)
     """Reflected rotor inertia ``J̄`` per motor (kg·m²)."""
 
-    motor_damping_nms_per_rad: list[float] = [0.0, 0.0]
+    motor_damping_nms_per_rad: list[float] = list(S3NCfg.motor_damping_nms_per_rad)
     """Reflected viscous damping ``B̄`` per motor (N·m·s/rad)."""
 
     mp_kgm2: list[float] | None = None
@@ -224,17 +224,17 @@ class LinkageActuatorCfg(ActuatorBaseCfg):
     serial_link_kgm2: list[float] | None = None
     """``(a, b, c)`` of the serial tree's link inertia ``M_linkˢ(α)`` (kg·m²), for ``s3n_full``."""
 
-    command_delay_steps: int = 0
+    command_delay_steps: int = LinkageDriveCfg.command_delay_steps
     """Physics steps between a command and its use."""
 
     accel_filter_time_constant_s: float | None = None
     """Low-pass time constant on the explicit S3N acceleration (s); ``None``: unfiltered."""
 
-    acceleration_estimate: str = "previous"
+    acceleration_estimate: str = LinkageDriveCfg.acceleration_estimate
     """``previous``: the last step's finite-difference ``q̈`` (the paper); ``torque_predicted``: plus the
     change of actuator torque through ``M_norm⁻¹`` (much smaller timing error at 5 ms steps)."""
 
-    explicit_split: str = "diagonal"
+    explicit_split: str = LinkageDriveCfg.explicit_split
     """How much of the inertia increment is native armature (``paper`` or ``diagonal``, see the drive)."""
 
     reference_joint_pos_rad: list[float] | None = None
@@ -244,31 +244,34 @@ class LinkageActuatorCfg(ActuatorBaseCfg):
     """Physics step (s) for the finite-difference acceleration; the task sets it to ``sim.dt``."""
 
 
-def drive_cfg(cfg: LinkageActuatorCfg, kp: Sequence[float], kd: Sequence[float]) -> LinkageDriveCfg:
-    """The :class:`LinkageDriveCfg` of one group of ``cfg`` with joint gains ``kp``, ``kd``."""
+#: The actuator fields that are the drive's (same names, same defaults): copied by :func:`drive_cfg`.
+DRIVE_FIELDS = (
+    "control_space",
+    "motor_peak_torque_nm",
+    "saturation_mode",
+    "motor_no_load_speed_rads",
+    "command_delay_steps",
+    "accel_filter_time_constant_s",
+    "acceleration_estimate",
+    "explicit_split",
+    "reference_joint_pos_rad",
+)
+#: The actuator fields that are the S3N model's (:class:`~linkage_lab.dynamics.s3n.S3NCfg`).
+S3N_FIELDS = ("model", "reflected_inertia_kgm2", "motor_damping_nms_per_rad", "mp_kgm2", "serial_link_kgm2")
 
-    def opt(values):
-        return None if values is None else tuple(float(v) for v in values)
+
+def drive_cfg(cfg: LinkageActuatorCfg, kp: Sequence[float], kd: Sequence[float]) -> LinkageDriveCfg:
+    """The :class:`LinkageDriveCfg` of one group of ``cfg`` with joint gains ``kp``, ``kd``: the fields
+    of :data:`DRIVE_FIELDS` and :data:`S3N_FIELDS` copied by name (lists become tuples)."""
+
+    def plain(value: Any) -> Any:
+        return tuple(float(v) for v in value) if isinstance(value, (list, tuple)) else value
 
     return LinkageDriveCfg(
-        s3n=S3NCfg(
-            model=cfg.model,
-            reflected_inertia_kgm2=tuple(cfg.reflected_inertia_kgm2),
-            viscous_damping_nms_per_rad=tuple(cfg.motor_damping_nms_per_rad),
-            mp_kgm2=opt(cfg.mp_kgm2),
-            serial_link_kgm2=opt(cfg.serial_link_kgm2),
-        ),
-        control_space=cfg.control_space,
+        s3n=S3NCfg(**{name: plain(getattr(cfg, name)) for name in S3N_FIELDS}),
         joint_kp=tuple(float(v) for v in kp),
         joint_kd=tuple(float(v) for v in kd),
-        motor_torque_limit_nm=tuple(float(v) for v in cfg.motor_peak_torque_nm),
-        saturation_mode=cfg.saturation_mode,
-        motor_no_load_speed_rads=opt(cfg.motor_no_load_speed_rads),
-        command_delay_steps=cfg.command_delay_steps,
-        accel_filter_time_constant_s=cfg.accel_filter_time_constant_s,
-        acceleration_estimate=cfg.acceleration_estimate,
-        explicit_split=cfg.explicit_split,
-        reference_joint_pos_rad=opt(cfg.reference_joint_pos_rad),
+        **{name: plain(getattr(cfg, name)) for name in DRIVE_FIELDS},
     )
 
 

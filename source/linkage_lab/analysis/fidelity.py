@@ -58,7 +58,7 @@ class FidelityCfg:
     """Per-motor PD stiffness (N·m/rad), the paper's."""
     motor_kd: float = 1.5
     """Per-motor PD damping gain (N·m·s/rad), the paper's."""
-    motor_torque_limit_nm: tuple[float, float] | None = None
+    motor_peak_torque_nm: tuple[float, float] | None = None
     """Per-motor torque limit (N·m): the robot's hip/knee effort limits (:meth:`for_robot`)."""
     identification_duration_s: float = 6.0
     """Length of the multisine run the oracle's ``M_p`` is identified from (s)."""
@@ -91,17 +91,17 @@ class FidelityCfg:
         oracle = OracleCfg(
             body=spec.extra("leg_body")(),
             reflected_inertia_kgm2=tuple(s3n.reflected_inertia_kgm2),
-            viscous_damping_nms_per_rad=tuple(s3n.viscous_damping_nms_per_rad),
+            motor_damping_nms_per_rad=tuple(s3n.motor_damping_nms_per_rad),
         )
-        defaults: dict[str, Any] = {"oracle": oracle, "motor_torque_limit_nm": tuple(drive.motor_torque_limit_nm)}
+        defaults: dict[str, Any] = {"oracle": oracle, "motor_peak_torque_nm": tuple(drive.motor_peak_torque_nm)}
         if drive.reference_joint_pos_rad is not None:
             defaults["operating_pose_rad"] = tuple(drive.reference_joint_pos_rad)
         return cls(**{**defaults, **overrides})
 
     def require_oracle(self) -> OracleCfg:
         """:attr:`oracle`, which a simulation needs; raises ``ValueError`` when unset."""
-        if self.oracle is None or self.motor_torque_limit_nm is None:
-            raise ValueError("FidelityCfg needs oracle and motor_torque_limit_nm: use FidelityCfg.for_robot()")
+        if self.oracle is None or self.motor_peak_torque_nm is None:
+            raise ValueError("FidelityCfg needs oracle and motor_peak_torque_nm: use FidelityCfg.for_robot()")
         return self.oracle
 
     def oracle_at_step(self) -> OracleCfg:
@@ -172,7 +172,7 @@ def _drive_cfg(cfg: FidelityCfg, s3n: S3NCfg) -> LinkageDriveCfg:
         control_space="motor",
         motor_kp=(cfg.motor_kp, cfg.motor_kp),
         motor_kd=(cfg.motor_kd, cfg.motor_kd),
-        motor_torque_limit_nm=tuple(cfg.motor_torque_limit_nm),
+        motor_peak_torque_nm=tuple(cfg.motor_peak_torque_nm),
         reference_joint_pos_rad=tuple(cfg.operating_pose_rad),
         acceleration_estimate=cfg.acceleration_estimate if s3n.model != "kin_only" else "previous",
     )
@@ -199,7 +199,7 @@ def run_oracle(cfg: FidelityCfg, time: np.ndarray, joint_targets: np.ndarray) ->
     Returns:
         The trace and the largest loop-closure violation seen (m).
     """
-    zero_motor = S3NCfg(model="kin_only", reflected_inertia_kgm2=(0.0, 0.0), viscous_damping_nms_per_rad=(0.0, 0.0))
+    zero_motor = S3NCfg(model="kin_only", reflected_inertia_kgm2=(0.0, 0.0), motor_damping_nms_per_rad=(0.0, 0.0))
     run = run_oracle_leg(cfg.require_oracle(), _drive_cfg(cfg, zero_motor), joint_targets, cfg.timestep_s)
     return _trace(time, run), run.info["max_loop_violation_m"]
 
@@ -210,7 +210,7 @@ def run_serial(cfg: FidelityCfg, model: S3NModel, time: np.ndarray, joint_target
     s3n = S3NCfg(
         model=model,
         reflected_inertia_kgm2=tuple(oracle.reflected_inertia_kgm2),
-        viscous_damping_nms_per_rad=tuple(oracle.viscous_damping_nms_per_rad),
+        motor_damping_nms_per_rad=tuple(oracle.motor_damping_nms_per_rad),
         mp_kgm2=mp_kgm2 if model == "s3n_full" else None,
         serial_link_kgm2=oracle.body.serial_link_kgm2(),
     )
@@ -336,7 +336,7 @@ def plot_fidelity(result: FidelityResult, cfg: FidelityCfg, out_dir: str | Path)
     identified = S3NCfg(
         model="s3n_full",
         reflected_inertia_kgm2=tuple(cfg.oracle.reflected_inertia_kgm2),
-        viscous_damping_nms_per_rad=tuple(cfg.oracle.viscous_damping_nms_per_rad),
+        motor_damping_nms_per_rad=tuple(cfg.oracle.motor_damping_nms_per_rad),
         mp_kgm2=result.identification.mp_kgm2,
         serial_link_kgm2=cfg.oracle.body.serial_link_kgm2(),
     )

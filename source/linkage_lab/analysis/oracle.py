@@ -53,7 +53,7 @@ class OracleCfg:
     """Crank and rod."""
     reflected_inertia_kgm2: tuple[float, float] = (0.0162, 0.0162)
     """Armature ``J̄`` of the hip and knee motor joints (kg·m²)."""
-    viscous_damping_nms_per_rad: tuple[float, float] = (0.0972, 0.0972)
+    motor_damping_nms_per_rad: tuple[float, float] = (0.0972, 0.0972)
     """Viscous damping ``B̄`` of the motor joints (N·m·s/rad)."""
     timestep_s: float = 1e-3
     """Physics step (s)."""
@@ -72,7 +72,7 @@ def oracle_leg_xml(cfg: OracleCfg, shank_extra: str = "") -> str:
     """
     body, parts = cfg.body, cfg.linkage
     r, l1 = parts.crank_length_m, body.thigh_length_m
-    (j1, j2), (b1, b2) = cfg.reflected_inertia_kgm2, cfg.viscous_damping_nms_per_rad
+    (j1, j2), (b1, b2) = cfg.reflected_inertia_kgm2, cfg.motor_damping_nms_per_rad
 
     def bar(mass: float, length: float, com_z: float) -> str:
         inertia = max(mass * length**2 / 12.0, 1e-9)

@@ -32,7 +32,7 @@ class LinkageDriveCfg:
     s3n: S3NCfg = field(default_factory=S3NCfg)
     """Dynamics model (``kin_only`` / ``s3n_act`` / ``s3n_full``) and its parameters."""
 
-    control_space: Literal["joint", "motor"] = "motor"
+    control_space: Literal["joint", "motor"] = "joint"
     """``joint``: ``τ_j = K_p(q* − q) + K_d(q̇* − q̇)``, then ``τ_m = J⁻ᵀ τ_j``. ``motor``: PD on the motor
     coordinates ``θ = f(q)`` (what the real motor drivers do)."""
 
@@ -49,7 +49,7 @@ class LinkageDriveCfg:
     motor_kd: tuple[float, ...] | None = None
     """Per-motor damping gain (N·m·s/rad) for ``control_space="motor"``; ``None``: map ``joint_kd``."""
 
-    motor_torque_limit_nm: tuple[float, ...] = (10.0, 10.0)
+    motor_peak_torque_nm: tuple[float, ...] = (10.0, 10.0)
     """Peak torque per motor (N·m)."""
 
     saturation_mode: SaturationMode = "clip"
@@ -126,7 +126,7 @@ class LinkageDrive:
     def __init__(self, cfg: LinkageDriveCfg, transmission: Transmission):
         n = transmission.num_joints
         s3n = cfg.s3n
-        per_joint = [cfg.joint_kp, cfg.joint_kd, cfg.motor_torque_limit_nm, s3n.reflected_inertia_kgm2]
+        per_joint = [cfg.joint_kp, cfg.joint_kd, cfg.motor_peak_torque_nm, s3n.reflected_inertia_kgm2]
         per_joint += [x for x in (cfg.motor_kp, cfg.motor_kd, cfg.motor_no_load_speed_rads) if x is not None]
         if any(len(values) != n for values in per_joint):
             raise ValueError(f"every per-joint/per-motor tuple of the drive config needs {n} entries")
@@ -166,7 +166,7 @@ class LinkageDrive:
 
     def damping_increment(self, joint_pos: torch.Tensor) -> torch.Tensor:
         """The model's viscous damping ``ΔD(q)`` (N·m·s/rad): ``diag(B̄)`` or ``Jᵀ diag(B̄) J``."""
-        damping = self._vec(self.cfg.s3n.viscous_damping_nms_per_rad, joint_pos)
+        damping = self._vec(self.cfg.s3n.motor_damping_nms_per_rad, joint_pos)
         if self.cfg.s3n.model == "kin_only":
             return torch.diag_embed(damping.expand(joint_pos.shape))
         return motor_diagonal_in_joint_space(self.transmission.jacobian(joint_pos), damping)
@@ -374,7 +374,7 @@ class LinkageDrive:
 
     def _saturate(self, motor_torque: torch.Tensor, motor_vel: torch.Tensor) -> torch.Tensor:
         cfg = self.cfg
-        peak = self._vec(cfg.motor_torque_limit_nm, motor_torque)
+        peak = self._vec(cfg.motor_peak_torque_nm, motor_torque)
         if cfg.motor_no_load_speed_rads is None:
             return saturate_motor_torque(motor_torque, peak, cfg.saturation_mode)
         speed_ratio = motor_vel / self._vec(cfg.motor_no_load_speed_rads, motor_torque)

@@ -34,15 +34,15 @@ class S3NCfg:
     motor-space inertia ``M_p(α) = [[M₁₁, M₁₂ cos α], [M₁₂ cos α, M₂₂]]``.
     """
 
-    model: S3NModel = "s3n_act"
+    model: S3NModel = "kin_only"
     """``kin_only`` (per-joint armature ``diag(J̄)``), ``s3n_act`` (adds ``ΔM_act``, ``ΔD_act``) or
     ``s3n_full`` (also adds ``ΔM_link(α)``; needs ``mp_kgm2`` and ``serial_link_kgm2``)."""
 
-    reflected_inertia_kgm2: tuple[float, ...] = (0.0162, 0.0162)
-    """Reflected rotor inertia ``J̄ᵢ = Nᵢ² J_m,i`` per motor (kg·m²); default: the paper's value."""
+    reflected_inertia_kgm2: tuple[float, ...] = (0.0, 0.0)
+    """Reflected rotor inertia ``J̄ᵢ = Nᵢ² J_m,i`` per motor (kg·m²); :func:`paper_s3n_cfg` has the paper's."""
 
-    viscous_damping_nms_per_rad: tuple[float, ...] = (0.0972, 0.0972)
-    """Reflected viscous damping ``B̄ᵢ = Nᵢ² B_m,i`` per motor (N·m·s/rad); default: the paper's value."""
+    motor_damping_nms_per_rad: tuple[float, ...] = (0.0, 0.0)
+    """Reflected viscous damping ``B̄ᵢ = Nᵢ² B_m,i`` per motor (N·m·s/rad); :func:`paper_s3n_cfg` has the paper's."""
 
     mp_kgm2: tuple[float, float, float] | None = None
     """Identified ``(M₁₁, M₁₂, M₂₂)`` of ``M_p(α)`` (kg·m²), actuator inertia included. ``None``: not
@@ -55,8 +55,8 @@ class S3NCfg:
     def __post_init__(self) -> None:
         if self.model not in S3N_MODELS:
             raise ValueError(f"unknown S3N model {self.model!r}; expected one of {S3N_MODELS}")
-        if len(self.reflected_inertia_kgm2) != len(self.viscous_damping_nms_per_rad):
-            raise ValueError("reflected_inertia_kgm2 and viscous_damping_nms_per_rad need one value per motor")
+        if len(self.reflected_inertia_kgm2) != len(self.motor_damping_nms_per_rad):
+            raise ValueError("reflected_inertia_kgm2 and motor_damping_nms_per_rad need one value per motor")
         if self.model == "s3n_full" and (self.mp_kgm2 is None or self.serial_link_kgm2 is None):
             raise ValueError("model 's3n_full' needs mp_kgm2 (identified M_p) and serial_link_kgm2 (M_link^s)")
 
@@ -226,7 +226,7 @@ def paper_s3n_cfg(model: S3NModel = "s3n_full") -> S3NCfg:
     return S3NCfg(
         model=model,
         reflected_inertia_kgm2=PAPER_REFLECTED_INERTIA_KGM2,
-        viscous_damping_nms_per_rad=PAPER_VISCOUS_DAMPING_NMS_PER_RAD,
+        motor_damping_nms_per_rad=PAPER_VISCOUS_DAMPING_NMS_PER_RAD,
         mp_kgm2=PAPER_MP_KGM2,
         serial_link_kgm2=serial_link_from_90deg(PAPER_SERIAL_LINK_90DEG_KGM2, PAPER_MP_KGM2[1]),
     )

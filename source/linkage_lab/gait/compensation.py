@@ -52,7 +52,7 @@ def stance_sag_compensation(cfg: BipedGaitCfg, robot: str, gravity_mps2: float |
     targets = BipedGait(plain).joint_targets(time_s, torso, 0.0)
     frames = tree.forward_kinematics({name: float(value) for name, value in targets.items()})
     gravity = STANDARD_GRAVITY if gravity_mps2 is None else gravity_mps2
-    stiffness = spec.config()["control"]["stiffness"]
+    stiffness = spec.config().control.stiffness  # a biped's config: position gains per joint group
     return {
         joint: tree.grounded_joint_torque(frames, f"left_{joint}", gravity) / stiffness[group]
         for joint, group in SAG_JOINTS.items()

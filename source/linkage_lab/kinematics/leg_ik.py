@@ -17,8 +17,9 @@ A robot's joint angle is its axis sign times the model angle (``LegConvention``)
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -62,25 +63,24 @@ class LegAngles(NamedTuple):
     reachable: torch.Tensor
 
 
-def leg_convention_from_config(robot_config: dict[str, Any]) -> LegConvention:
-    """Read the joint axes and the knee direction from a robot config (``configs/robots``).
+def leg_convention(axes: Sequence[Sequence[float]], standing_knee_rad: float) -> LegConvention:
+    """The joint signs and knee direction of a sagittal leg from its joint axes and standing knee angle.
 
-    The axis signs are the y components of the hip, knee and ankle pitch axes. The knee
-    direction is the sign of the standing pose's knee angle in the +y model: Marvin stands
-    with knee = +0.5 (knee ahead of the leg line); the Limit with knee = −1.2 (knee behind).
+    Args:
+        axes: The hip, knee and ankle pitch axes (each ±y); their y signs are the joint signs.
+        standing_knee_rad: The standing pose's knee angle: its sign in the +y model is the knee's
+            direction (Marvin stands with knee = +0.5, knee ahead of the leg line; the Limit with
+            −1.2, knee behind).
+
+    Raises:
+        ValueError: An axis is not ±y.
     """
-    if "leg_joints" in robot_config:
-        joints = robot_config["leg_joints"]
-        axes = [joints[name]["axis"] for name in ("hip_pitch", "knee", "ankle_pitch")]
-    else:
-        axes = [robot_config["geometry"]["joint_axis"]] * 3
-    standing_knee = robot_config["control"]["standing_pose_rad"]["knee"]
     signs = []
     for axis in axes:
         if abs(axis[0]) > 0.0 or abs(axis[2]) > 0.0 or abs(abs(axis[1]) - 1.0) > 1e-9:
-            raise ValueError(f"sagittal leg joint axis must be ±y, got {axis}")
+            raise ValueError(f"sagittal leg joint axis must be ±y, got {tuple(axis)}")
         signs.append(math.copysign(1.0, axis[1]))
-    return LegConvention(signs[0], signs[1], signs[2], knee_forward=standing_knee * signs[1] > 0.0)
+    return LegConvention(signs[0], signs[1], signs[2], knee_forward=standing_knee_rad * signs[1] > 0.0)
 
 
 def planar_ik(

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
-from linkage_lab.config import ConfigError, deep_merge, load_robot_config
+from linkage_lab.config import ConfigError, deep_merge
+from linkage_lab.typed_config import positive
 
 Side = Literal["left", "right"]
 
@@ -119,9 +121,17 @@ def ankle_robot(robot: str | None = None) -> str:
     return sole_robot_with(RSU_ANKLE_CAPABILITY)
 
 
+def _robot_config(robot: str | None) -> Any:
+    """The typed config of ``robot`` (or of the one robot with RSU ankles): its ``ankle_linkage`` section
+    (this module's schema: :class:`AnkleLinkageSection` plus ``presets``) and its ``motors``."""
+    from linkage_lab.robots.registry import get_robot
+
+    return get_robot(ankle_robot(robot)).config()
+
+
 def available_presets(robot: str | None = None) -> list[str]:
     """Names of the ankle geometry presets in ``configs/robots/<robot>.yaml`` (§7), the default first."""
-    return list(load_robot_config(ankle_robot(robot))["ankle_linkage"].get("presets", {}))
+    return list(_robot_config(robot).ankle_linkage.get("presets", {}))
 
 
 def default_preset(robot: str | None = None) -> str:
@@ -134,29 +144,46 @@ def default_preset(robot: str | None = None) -> str:
 
 def available_motors(robot: str | None = None) -> list[str]:
     """Motor model names of the robot config (section ``motors``)."""
-    return list(load_robot_config(ankle_robot(robot))["motors"])
+    return list(_robot_config(robot).motors)
 
 
-def motor_spec(name: str, robot: str | None = None) -> MotorSpec:
+def motor_spec(name: str, robot: str | None = None, motors: Mapping[str, Any] | None = None) -> MotorSpec:
     """The datasheet numbers of motor model ``name`` (case-insensitive, e.g. ``"rs03"``).
+
+    Args:
+        name: The motor model.
+        robot: Whose ``motors`` section; ``None``: the one robot with RSU ankles.
+        motors: The section itself (name → ``peak_nm``, ``rated_nm``, ``speed_rads``), instead of a robot's.
 
     Raises:
         ConfigError: No such motor in the robot config; the message lists the choices.
     """
-    motors = load_robot_config(ankle_robot(robot))["motors"]
+    motors = _robot_config(robot).motors if motors is None else motors
     by_upper = {key.upper(): key for key in motors}
     key = by_upper.get(name.upper())
     if key is None:
         choices = ", ".join(k.lower() for k in motors)
         raise ConfigError(f"unknown motor {name!r}; choices: {choices}")
     data = motors[key]
-    return MotorSpec(key, float(data["peak_nm"]), float(data["rated_nm"]), float(data["speed_rads"]))
+    return MotorSpec(key, data.peak_nm, data.rated_nm, data.speed_rads)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnkleLinkageSection:
+    """A robot config's ``ankle_linkage`` section merged with one preset (ankle_linkage.md §1, §7)."""
+
+    motor: str
+    crank_radius_m: float = positive()
+    rod_end_foot_m: dict[str, Vector3]
+    motor_centre_m: dict[str, Vector3]
+    neutral_crank_angle_rad: float
+    range_rad: dict[str, tuple[float, float]]
 
 
 def load_ankle_geometry(
     preset: str | None = None, side: Side = "left", motor: str | None = None, robot: str | None = None
 ) -> RSUAnkleGeometry:
-    """Build an ankle from the robot config: section ``ankle_linkage`` merged with one preset.
+    """Build a robot's ankle from its config: section ``ankle_linkage`` merged with one preset.
 
     Args:
         preset: A key of ``ankle_linkage.presets`` (e.g. ``"narrow_rods"``); ``None``: the robot's own
@@ -169,33 +196,59 @@ def load_ankle_geometry(
         The geometry.
 
     Raises:
-        ConfigError: Unknown preset, side or motor; the message lists the choices.
+        ConfigError: Unknown preset, side or motor, or a bad key; the message lists the choices.
     """
-    robot = ankle_robot(robot)
-    preset = default_preset(robot) if preset is None else preset
-    section: dict[str, Any] = load_robot_config(robot)["ankle_linkage"]
-    presets = section.get("presets", {})
+    config = _robot_config(robot)
+    return ankle_geometry(
+        config.ankle_linkage, config.motors, preset, side, motor, source=f"{ankle_robot(robot)} config"
+    )
+
+
+def ankle_geometry(
+    section: Mapping[str, Any],
+    motors: Mapping[str, Any],
+    preset: str | None = None,
+    side: Side = "left",
+    motor: str | None = None,
+    source: str = "robot config",
+) -> RSUAnkleGeometry:
+    """An ankle from a config's ``ankle_linkage`` section and ``motors`` (see :func:`load_ankle_geometry`).
+
+    Args:
+        section: The ``ankle_linkage`` mapping: the base geometry and its ``presets``.
+        motors: Motor models by name, each with ``peak_nm``, ``rated_nm`` and ``speed_rads``.
+        preset: A preset name; ``None``: the first (the robot's own).
+        side: ``"left"`` or ``"right"``.
+        motor: Motor model overriding the preset's.
+        source: Where the section came from, for error messages.
+    """
+    from linkage_lab.typed_config import parse
+
+    presets = section.get("presets") or {}
+    if preset is None:
+        if not presets:
+            raise ConfigError(f"{source}: ankle_linkage.presets: missing")
+        preset = next(iter(presets))
     if preset not in presets:
         raise ConfigError(f"unknown ankle preset {preset!r}; choices: {', '.join(presets)}")
     if side not in ("left", "right"):
         raise ConfigError(f"unknown ankle side {side!r}; choices: left, right")
     merged = deep_merge({k: v for k, v in section.items() if k != "presets"}, presets[preset] or {})
-    ranges = merged["range_rad"]
+    linkage = parse(AnkleLinkageSection, merged, source, f"ankle_linkage (preset {preset})")
+    for name, points in (("rod_end_foot_m", linkage.rod_end_foot_m), ("motor_centre_m", linkage.motor_centre_m)):
+        if set(points) != set(MOTOR_NAMES):
+            raise ConfigError(f"{source}: ankle_linkage.{name}: expected motors {', '.join(MOTOR_NAMES)}")
+    if set(linkage.range_rad) != set(JOINT_NAMES):
+        raise ConfigError(f"{source}: ankle_linkage.range_rad: expected {', '.join(JOINT_NAMES)}")
     geometry = RSUAnkleGeometry(
         preset=preset,
         side="left",
-        crank_radius_m=float(merged["crank_radius_m"]),
-        rod_end_foot_m=tuple(_vector(merged["rod_end_foot_m"][m]) for m in MOTOR_NAMES),  # type: ignore[arg-type]
-        motor_centre_m=tuple(_vector(merged["motor_centre_m"][m]) for m in MOTOR_NAMES),  # type: ignore[arg-type]
-        neutral_crank_angle_rad=float(merged["neutral_crank_angle_rad"]),
-        pitch_range_rad=(float(ranges["pitch"][0]), float(ranges["pitch"][1])),
-        roll_range_rad=(float(ranges["roll"][0]), float(ranges["roll"][1])),
-        motor=motor_spec(motor if motor is not None else merged["motor"], robot),
+        crank_radius_m=linkage.crank_radius_m,
+        rod_end_foot_m=tuple(linkage.rod_end_foot_m[m] for m in MOTOR_NAMES),  # type: ignore[arg-type]
+        motor_centre_m=tuple(linkage.motor_centre_m[m] for m in MOTOR_NAMES),  # type: ignore[arg-type]
+        neutral_crank_angle_rad=linkage.neutral_crank_angle_rad,
+        pitch_range_rad=linkage.range_rad["pitch"],
+        roll_range_rad=linkage.range_rad["roll"],
+        motor=motor_spec(motor if motor is not None else linkage.motor, motors=motors),
     )
     return geometry.mirrored() if side == "right" else geometry
-
-
-def _vector(values: Any) -> Vector3:
-    if len(values) != 3:
-        raise ConfigError(f"expected a 3-vector, got {values!r}")
-    return (float(values[0]), float(values[1]), float(values[2]))

@@ -14,6 +14,7 @@ the math's unit tests.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 import threading
@@ -58,7 +59,8 @@ class RobotSpec:
         config_path: The robot's YAML config (the one source of truth).
         joint_names: The policy's joint order (actions and observations), pinned on the articulation.
         joint_ids: The robot's own joint numbering in that order (the wire ids of its deploy code), if any.
-        description: ``(raw config) -> RobotModel``: the serial description the URDF/USD is made from.
+        config_type: The frozen dataclass the config parses into (:mod:`linkage_lab.typed_config`).
+        description: ``(typed config) -> RobotModel``: the serial description the URDF/USD is made from.
         articulation: ``(**options) -> ArticulationCfg`` (imports Isaac Lab when called).
         transmissions: Named linkage transmissions the robot's actuators refer to, name → factory
             ``(preset=None) -> Transmission``; a name is global, so it carries the robot's name.
@@ -70,6 +72,8 @@ class RobotSpec:
         sprint_gait: ``(**options) -> ScriptedGaitPolicy`` for the sprint (``None``: no sprint).
         deploy: ``(policy metadata) -> DeployFiles``: the robot-side files of an exported bundle
             (``None``: the robot has none; export then needs ``--skip-deploy``).
+        closed_chain: ``(**options) -> ClosedChainModel``: the robot with its linkages closed (rods, motor
+            joints, loop equalities) as a MuJoCo model, for sim-to-sim (``None``: not built).
         extras: Named robot-specific data for tools (e.g. a leg body for S3N), looked up with
             :meth:`extra`.
         asset_dir: Folder of the generated ``<name>/`` URDF/USD; ``None``: the project's ``assets/``.
@@ -78,7 +82,8 @@ class RobotSpec:
     name: str
     config_path: Path
     joint_names: tuple[str, ...]
-    description: Callable[[dict[str, Any]], Any]
+    config_type: type
+    description: Callable[[Any], Any]
     articulation: Callable[..., Any]
     joint_ids: tuple[int, ...] | None = None
     transmissions: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
@@ -86,6 +91,7 @@ class RobotSpec:
     scripted_gait: Callable[..., Any] | None = None
     sprint_gait: Callable[..., Any] | None = None
     deploy: Callable[[dict[str, Any]], DeployFiles] | None = None
+    closed_chain: Callable[..., Any] | None = None
     extras: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     asset_dir: Path | None = None
 
@@ -109,15 +115,32 @@ class RobotSpec:
             raise MissingCapability(f"robot {self.name!r} provides no {key!r} (its extras: {known})")
         return self.extras[key]
 
-    def config(self) -> dict[str, Any]:
-        """A fresh copy of the robot's raw config."""
-        from linkage_lab.config import load_config_file
+    def config(self) -> Any:
+        """The robot's config as its :attr:`config_type`, parsed and checked once (cached; frozen).
 
-        return load_config_file(self.config_path)
+        Raises:
+            ConfigError: The file is missing, not YAML, or a key is unknown, missing or out of range
+                (the message names the file and the key).
+        """
+        return _typed_config(self.config_type, Path(self.config_path).resolve())
 
     def description_model(self) -> Any:
         """The robot's serial description (:class:`~linkage_lab.description.model.RobotModel`) from its config."""
         return self.description(self.config())
+
+
+@functools.lru_cache(maxsize=32)
+def _typed_config(config_type: type, path: Path) -> Any:
+    from linkage_lab.config import load_config_file
+    from linkage_lab.typed_config import parse
+
+    return parse(config_type, load_config_file(path), _display_path(path))
+
+
+def _display_path(path: Path) -> str:
+    from linkage_lab.paths import REPO_ROOT
+
+    return path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else str(path)
 
 
 _REGISTRY: dict[str, RobotSpec] = {}

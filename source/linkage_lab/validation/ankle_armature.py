@@ -106,7 +106,7 @@ def run_oracle_ankle(
     oracle = AnkleOracle(AnkleOracleCfg(ankle_geometry(robot), cross, foot, motor_inertia, timestep_s=dt))
     start = torch.as_tensor(targets[:1], dtype=torch.float64)
     oracle.reset(targets[0], transmission.motor_position(start)[0].numpy())
-    bare = S3NCfg(model="kin_only", reflected_inertia_kgm2=(0.0, 0.0), viscous_damping_nms_per_rad=(0.0, 0.0))
+    bare = S3NCfg(model="kin_only", reflected_inertia_kgm2=(0.0, 0.0), motor_damping_nms_per_rad=(0.0, 0.0))
     drive = LinkageDrive(replace(drive_cfg, s3n=bare), transmission)
     closure = []
 

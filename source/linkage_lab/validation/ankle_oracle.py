@@ -22,6 +22,7 @@ import numpy as np
 
 from linkage_lab.dynamics.serial_leg import full_mass_matrix
 from linkage_lab.kinematics.rsu_geometry import RSUAnkleGeometry
+from linkage_lab.sim2sim.assembly import rotation_between
 
 _ROD_SITES = ("rod_end_a", "rod_end_b")
 _FOOT_SITES = ("foot_pin_a", "foot_pin_b")
@@ -170,14 +171,6 @@ def ankle_oracle_mjcf(cfg: AnkleOracleCfg) -> str:
     )
 
 
-def _rotation_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The unit quaternion ``(w, x, y, z)`` of the shortest rotation taking direction ``a`` to ``b``."""
-    a, b = a / np.linalg.norm(a), b / np.linalg.norm(b)
-    axis, cosine = np.cross(a, b), float(a @ b)
-    quat = np.array([1.0 + cosine, *axis])
-    return quat / np.linalg.norm(quat)
-
-
 class AnkleOracle:
     """The closed-chain ankle, stepped with motor torques; reads the foot's pitch and roll.
 
@@ -216,7 +209,7 @@ class AnkleOracle:
             frame = self.data.xmat[self.model.body_parentid[body]].reshape(3, 3)
             current = frame.T @ (self.data.site_xpos[rod_site] - start)
             wanted = frame.T @ (self.data.site_xpos[foot_site] - start)
-            self.data.qpos[self._ball_qpos[index] : self._ball_qpos[index] + 4] = _rotation_between(current, wanted)
+            self.data.qpos[self._ball_qpos[index] : self._ball_qpos[index] + 4] = rotation_between(current, wanted)
         mujoco.mj_forward(self.model, self.data)
 
     def state(self) -> tuple[np.ndarray, np.ndarray]:

@@ -126,11 +126,11 @@ def robot_contact_ratios(drive_cfg: LinkageDriveCfg, robot: str | None = None) -
     """
     import mujoco
 
-    from linkage_lab.config import load_robot_config
     from linkage_lab.description.build import generate_urdf
+    from linkage_lab.robots.registry import get_robot
 
     robot = pick_robot("leg_body", robot)
-    config = load_robot_config(robot)
+    config = get_robot(robot).config()
     spec = mujoco.MjSpec.from_string(generate_urdf(robot))
     spec.worldbody.first_body().add_freejoint()
     model = spec.compile()
@@ -139,9 +139,10 @@ def robot_contact_ratios(drive_cfg: LinkageDriveCfg, robot: str | None = None) -
     pose = _reference_pose(drive_cfg)
     native = drive.native_armature().tolist()
     explicit = drive.explicit_inertia(pose)[0].numpy()
-    legs = tuple(config["joint_table"]["leg_order"])
-    standing = config["control"]["standing_pose_rad"]
-    armature = {"hip": native[0], "knee": native[1], "ankle": float(config["s3n"]["ankle_armature_kgm2"])}
+    # The leg's config: its joint table, standing pose and ankle armature (the Limit's schema).
+    legs = config.joint_table.leg_order
+    standing = config.control.standing_pose_rad
+    armature = {"hip": native[0], "knee": native[1], "ankle": config.s3n.ankle_armature_kgm2}
     dofs = {}
     for leg in legs:
         for joint in ("hip", "knee", "ankle"):

@@ -130,7 +130,7 @@ def run_isaac_leg(
         info.update(
             physics_dt_s=dt,
             armature_kgm2=robot.data.joint_armature.torch[0, columns].tolist(),
-            viscous_damping_nms_per_rad=robot.data.joint_viscous_friction_coeff.torch[0, columns].tolist(),
+            motor_damping_nms_per_rad=robot.data.joint_viscous_friction_coeff.torch[0, columns].tolist(),
         )
         pose = robot.data.default_joint_pos.torch.clone()
         pose[:, columns] = torch.as_tensor(joint_targets[0], dtype=pose.dtype, device=pose.device)

@@ -173,7 +173,7 @@ def run_oracle_rig(drive_cfg: LinkageDriveCfg, body: LegBody, joint_targets: np.
     oracle_cfg = OracleCfg(
         body=body,
         reflected_inertia_kgm2=tuple(s3n.reflected_inertia_kgm2),
-        viscous_damping_nms_per_rad=tuple(s3n.viscous_damping_nms_per_rad),
+        motor_damping_nms_per_rad=tuple(s3n.motor_damping_nms_per_rad),
     )
     oracle = oracle_rig(oracle_cfg, rig, dt, joint_targets[0])
     drive = LinkageDrive(bare_drive_cfg(drive_cfg), parallelogram_leg())

@@ -36,6 +36,6 @@ def run_oracle_leg(drive_cfg: LinkageDriveCfg, body: LegBody, joint_targets: np.
     oracle_cfg = OracleCfg(
         body=body,
         reflected_inertia_kgm2=tuple(s3n.reflected_inertia_kgm2),
-        viscous_damping_nms_per_rad=tuple(s3n.viscous_damping_nms_per_rad),
+        motor_damping_nms_per_rad=tuple(s3n.motor_damping_nms_per_rad),
     )
     return _run_oracle_leg(oracle_cfg, drive_cfg, joint_targets, dt)

@@ -10,11 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 from linkage_lab.paths import ROBOT_CONFIG_DIR
-from linkage_lab.robots.limit.joints import JOINT_NAMES
+from linkage_lab.robots.limit.config import LimitConfig
+from linkage_lab.robots.limit.joints import JOINT_IDS, JOINT_NAMES
 from linkage_lab.robots.registry import RobotSpec
 
 
-def _description(cfg: dict[str, Any]) -> Any:
+def limit_config() -> LimitConfig:
+    """The Limit's config, parsed and checked once (:class:`~linkage_lab.robots.limit.config.LimitConfig`)."""
+    return SPEC.config()
+
+
+def _description(cfg: LimitConfig) -> Any:
     from linkage_lab.robots.limit.description import build_limit_model
 
     return build_limit_model(cfg)
@@ -81,14 +87,23 @@ def _stance_mass_kg() -> float:
     return stance_mass_kg()
 
 
+def _closed_chain(**options: Any) -> Any:
+    from linkage_lab.robots.limit.closed_chain import limit_closed_chain
+
+    return limit_closed_chain(**options)
+
+
 SPEC = RobotSpec(
     name="limit",
     config_path=ROBOT_CONFIG_DIR / "limit.yaml",
     joint_names=JOINT_NAMES,
+    joint_ids=JOINT_IDS,
+    config_type=LimitConfig,
     description=_description,
     articulation=_articulation,
     scripted_gait=_scripted_gait,
     deploy=_deploy,
+    closed_chain=_closed_chain,
     extras={
         # S3N (robots/limit/s3n.py): the one leg body (from the description), its S3N parameters and drives.
         "leg_body": _leg_body,

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from isaaclab.actuators import DCMotorCfg
 from isaaclab.assets.articulation import ArticulationCfg
 
 from linkage_lab.actuators.linkage_actuator import LinkageActuatorCfg, linkage_actuator_cfg
-from linkage_lab.config import load_robot_config
+from linkage_lab.robots.limit import limit_config
+from linkage_lab.robots.limit.config import LimitConfig
 from linkage_lab.robots.limit.joints import JOINT_NAMES, JOINT_TYPES, LEGS
 from linkage_lab.robots.spawn import local_usd_spawn
 
@@ -22,17 +22,17 @@ from linkage_lab.robots.spawn import local_usd_spawn
 LEG_ACCELERATION_ESTIMATE = "previous"
 
 
-def standing_height_m(cfg: dict[str, Any]) -> float:
+def standing_height_m(cfg: LimitConfig) -> float:
     """Base height above the ground in the standing pose (sole flat), from the leg geometry."""
-    pose = cfg["control"]["standing_pose_rad"]
-    geom = cfg["geometry"]
+    pose = cfg.control.standing_pose_rad
+    geom = cfg.geometry
     thigh_angle = pose["hip"]
     shank_angle = pose["hip"] + pose["knee"]
-    ankle_depth = geom["thigh_length_m"] * math.cos(thigh_angle) + geom["shank_length_m"] * math.cos(shank_angle)
-    return ankle_depth + geom["foot"]["sole_below_ankle_m"]
+    ankle_depth = geom.thigh_length_m * math.cos(thigh_angle) + geom.shank_length_m * math.cos(shank_angle)
+    return ankle_depth + geom.foot.sole_below_ankle_m
 
 
-def leg_actuator_cfg(cfg: dict[str, Any], model: str, physics_dt_s: float = 0.005) -> LinkageActuatorCfg:
+def leg_actuator_cfg(cfg: LimitConfig, model: str, physics_dt_s: float = 0.005) -> LinkageActuatorCfg:
     """The hip + knee motors of the four legs: motor-space PD on ``q^p = J q^s``, per-motor limits,
     ``τ^s = Jᵀ τ^p`` and the S3N terms of ``model`` (``kin_only``, ``s3n_act`` or ``s3n_full``).
 
@@ -45,29 +45,29 @@ def leg_actuator_cfg(cfg: dict[str, Any], model: str, physics_dt_s: float = 0.00
     """
     from linkage_lab.robots.limit.s3n import leg_body
 
-    limits = cfg["joint_limits"]
-    s3n = cfg["s3n"]
-    control = cfg["control"]
-    mp = s3n["mp_kgm2"]
-    standing = control["standing_pose_rad"]
-    no_load_speed = float(cfg["motor"]["no_load_speed_rads"])
+    limits = cfg.joint_limits
+    s3n = cfg.s3n
+    control = cfg.control
+    mp = s3n.mp_kgm2
+    standing = control.standing_pose_rad
+    no_load_speed = cfg.motor.no_load_speed_rads
     return linkage_actuator_cfg(
         coupled_joints=[[f"{leg}_hip", f"{leg}_knee"] for leg in LEGS],
         transmissions=["parallelogram"] * len(LEGS),
         control_space="motor",
-        motor_peak_torque_nm=[limits["hip"]["effort_nm"], limits["knee"]["effort_nm"]],
+        motor_peak_torque_nm=[limits["hip"].effort_nm, limits["knee"].effort_nm],
         motor_no_load_speed_rads=[no_load_speed, no_load_speed],
-        stiffness=control["stiffness_nm_per_rad"],
-        damping=control["damping_nms_per_rad"],
+        stiffness=control.stiffness_nm_per_rad,
+        damping=control.damping_nms_per_rad,
         actuator_velocity_limit={
-            ".*_hip": limits["hip"]["velocity_rads"],
-            ".*_knee": limits["knee"]["velocity_rads"],
+            ".*_hip": limits["hip"].velocity_rads,
+            ".*_knee": limits["knee"].velocity_rads,
         },
         friction=0.0,
         model=model,
-        reflected_inertia_kgm2=list(s3n["reflected_inertia_kgm2"]),
-        motor_damping_nms_per_rad=list(s3n["damping_nms_per_rad"]),
-        mp_kgm2=[mp["m11"], mp["m12"], mp["m22"]],
+        reflected_inertia_kgm2=list(s3n.reflected_inertia_kgm2),
+        motor_damping_nms_per_rad=list(s3n.damping_nms_per_rad),
+        mp_kgm2=[mp.m11, mp.m12, mp.m22],
         # The serial tree's own link inertia, from the generated description the simulator loads.
         serial_link_kgm2=list(leg_body().serial_link_kgm2()),
         acceleration_estimate=LEG_ACCELERATION_ESTIMATE,
@@ -77,18 +77,18 @@ def leg_actuator_cfg(cfg: dict[str, Any], model: str, physics_dt_s: float = 0.00
 
 
 def limit_articulation_cfg(
-    cfg: dict[str, Any] | None = None, leg_model: str = "s3n_act", physics_dt_s: float = 0.005
+    cfg: LimitConfig | None = None, leg_model: str = "s3n_act", physics_dt_s: float = 0.005
 ) -> ArticulationCfg:
     """The Limit's :class:`ArticulationCfg`: local USD, canonical joint order, motors from the config.
 
     Args:
-        cfg: The robot config; ``None`` loads ``configs/robots/limit.yaml``.
+        cfg: The robot config; ``None``: :func:`~linkage_lab.robots.limit.limit_config`.
         leg_model: Dynamics model of the hip/knee linkage actuator (s3n.md).
         physics_dt_s: The physics step (s) the S3N terms difference velocities over.
     """
-    cfg = load_robot_config("limit") if cfg is None else cfg
-    limits = cfg["joint_limits"]
-    control = cfg["control"]
+    cfg = limit_config() if cfg is None else cfg
+    limits = cfg.joint_limits
+    control = cfg.control
     ankle = limits["ankle"]
     actuators = {
         "legs": leg_actuator_cfg(cfg, leg_model, physics_dt_s),
@@ -96,16 +96,16 @@ def limit_articulation_cfg(
         # the same motor's torque-speed line (Isaac Lab's DC motor takes its velocity limit as w0).
         "ankles": DCMotorCfg(
             joint_names_expr=[".*_ankle"],
-            saturation_effort=ankle["effort_nm"],
-            actuator_effort_limit=ankle["effort_nm"],
-            actuator_velocity_limit=float(cfg["motor"]["no_load_speed_rads"]),
-            stiffness=control["stiffness_nm_per_rad"],
-            damping=control["damping_nms_per_rad"],
-            armature=cfg["s3n"]["ankle_armature_kgm2"],
+            saturation_effort=ankle.effort_nm,
+            actuator_effort_limit=ankle.effort_nm,
+            actuator_velocity_limit=cfg.motor.no_load_speed_rads,
+            stiffness=control.stiffness_nm_per_rad,
+            damping=control.damping_nms_per_rad,
+            armature=cfg.s3n.ankle_armature_kgm2,
             friction=0.0,
         ),
     }
-    pose = control["standing_pose_rad"]
+    pose = control.standing_pose_rad
     return ArticulationCfg(
         prim_path="{ENV_REGEX_NS}/Robot",
         spawn=local_usd_spawn("limit"),

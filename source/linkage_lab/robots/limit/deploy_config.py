@@ -295,10 +295,10 @@ def _per_joint(metadata: Mapping[str, Any], key: str, default: Any = None) -> tu
 
 def _robot_torque_limits() -> tuple[float, ...]:
     """Per-joint effort limits of ``configs/robots/limit.yaml`` (read at export time only)."""
-    from linkage_lab.config import load_robot_config
+    from linkage_lab.robots.limit import limit_config
 
-    limits = load_robot_config("limit")["joint_limits"]
-    return tuple(float(limits[entry.joint]["effort_nm"]) for entry in JOINT_TABLE)
+    limits = limit_config().joint_limits
+    return tuple(limits[entry.joint].effort_nm for entry in JOINT_TABLE)
 
 
 _KNOWN_KEYS = {

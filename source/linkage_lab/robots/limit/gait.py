@@ -6,9 +6,16 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from linkage_lab.config import load_robot_config
 from linkage_lab.gait.trot import TrotGaitCfg
-from linkage_lab.kinematics.leg_ik import leg_convention_from_config
+from linkage_lab.kinematics.leg_ik import LegConvention
+from linkage_lab.kinematics.leg_ik import leg_convention as sagittal_convention
+from linkage_lab.robots.limit import limit_config
+
+
+def leg_convention() -> LegConvention:
+    """The Limit's legs: all joints about the config's ``joint_axis``, knee behind the leg line."""
+    config = limit_config()
+    return sagittal_convention([config.geometry.joint_axis] * 3, config.control.standing_pose_rad["knee"])
 
 
 def limit_trot_cfg(**overrides: Any) -> TrotGaitCfg:
@@ -17,19 +24,19 @@ def limit_trot_cfg(**overrides: Any) -> TrotGaitCfg:
     Args:
         **overrides: Any :class:`TrotGaitCfg` field.
     """
-    config = load_robot_config("limit")
-    table = config["joint_table"]
-    legs = tuple(table["leg_order"])
-    pair_offset = {leg: 0.0 for leg in table["trot_pairs"]["A"]} | {leg: math.pi for leg in table["trot_pairs"]["B"]}
+    config = limit_config()
+    table = config.joint_table
+    legs = table.leg_order
+    pair_offset = {leg: 0.0 for leg in table.trot_pairs["A"]} | {leg: math.pi for leg in table.trot_pairs["B"]}
     limits = {}
     for leg in legs:
-        for joint in table["joint_order"]:
-            bound = config["joint_limits"][joint]["position_rad"]
+        for joint in table.joint_order:
+            bound = config.joint_limits[joint].position_rad
             limits[f"{leg}_{joint}"] = (-bound, bound)
     cfg = TrotGaitCfg(
-        thigh_length_m=config["geometry"]["thigh_length_m"],
-        shank_length_m=config["geometry"]["shank_length_m"],
-        leg_convention=leg_convention_from_config(config),
+        thigh_length_m=config.geometry.thigh_length_m,
+        shank_length_m=config.geometry.shank_length_m,
+        leg_convention=leg_convention(),
         leg_names=legs,
         joint_names=tuple(limits),
         phase_offsets_rad=tuple(pair_offset[leg] for leg in legs),

@@ -9,16 +9,18 @@ The generic code reaches these through the Limit's ``SPEC.extras`` (``leg_body``
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from linkage_lab.config import load_robot_config
 from linkage_lab.dynamics.drive import LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3NCfg, S3NModel
 from linkage_lab.dynamics.serial_leg import LegBody, PlanarLink
+from linkage_lab.robots.limit import limit_config
+from linkage_lab.robots.limit.config import LimitConfig
 
 #: The task whose leg the Isaac Lab cross-checks drive, and its physics step (s).
 TASK = "LinkageLab-Velocity-Flat-Limit"
@@ -47,7 +49,7 @@ def _lumped(parts: Sequence[_PlanarPart]) -> _PlanarPart:
 
 
 def described_leg(
-    leg: str = DEFAULT_LEG, ankle_rad: float | None = None, cfg: dict[str, Any] | None = None
+    leg: str = DEFAULT_LEG, ankle_rad: float | None = None, cfg: LimitConfig | None = None
 ) -> tuple[LegBody, float]:
     """The serial leg's bodies from the generated description (the link inertias Isaac Lab simulates).
 
@@ -58,7 +60,7 @@ def described_leg(
     Args:
         leg: ``fl``, ``fr``, ``rl`` or ``rr``.
         ankle_rad: Ankle angle the lower link is frozen at (rad); ``None``: the standing pose.
-        cfg: The robot config; ``None`` loads ``configs/robots/limit.yaml``.
+        cfg: The robot config; ``None``: :func:`~linkage_lab.robots.limit.limit_config`.
 
     Returns:
         The body, and the lower link's centre-of-mass offset across the link axis (m, +x), which
@@ -67,10 +69,10 @@ def described_leg(
     from linkage_lab.description.model import combine_solids
     from linkage_lab.robots.limit.description import build_limit_model
 
-    cfg = load_robot_config("limit") if cfg is None else cfg
+    cfg = limit_config() if cfg is None else cfg
     model = build_limit_model(cfg)
     if ankle_rad is None:
-        ankle_rad = float(cfg["control"]["standing_pose_rad"]["ankle"])
+        ankle_rad = cfg.control.standing_pose_rad["ankle"]
     links = {link.name: link for link in model.links}
     joints = {joint.name: joint for joint in model.joints}
 
@@ -94,22 +96,22 @@ def described_leg(
     return body, float(lower_com[0])
 
 
-def leg_body(leg: str = DEFAULT_LEG, ankle_rad: float | None = None, cfg: dict[str, Any] | None = None) -> LegBody:
+def leg_body(leg: str = DEFAULT_LEG, ankle_rad: float | None = None, cfg: LimitConfig | None = None) -> LegBody:
     """The Limit's serial leg body (:func:`described_leg` without the across-axis offset)."""
     return described_leg(leg, ankle_rad, cfg)[0]
 
 
-def s3n_cfg(model: S3NModel = "s3n_full", cfg: dict[str, Any] | None = None) -> S3NCfg:
+def s3n_cfg(model: S3NModel = "s3n_full", cfg: LimitConfig | None = None) -> S3NCfg:
     """The Limit's S3N parameters: the ``s3n`` section of its config (paper placeholders until the
     bench identification) and the serial link inertia of :func:`leg_body`."""
-    cfg = load_robot_config("limit") if cfg is None else cfg
-    section = cfg["s3n"]
-    mp = section["mp_kgm2"]
+    cfg = limit_config() if cfg is None else cfg
+    section = cfg.s3n
+    mp = section.mp_kgm2
     return S3NCfg(
         model=model,
-        reflected_inertia_kgm2=tuple(section["reflected_inertia_kgm2"]),
-        viscous_damping_nms_per_rad=tuple(section["damping_nms_per_rad"]),
-        mp_kgm2=(mp["m11"], mp["m12"], mp["m22"]),
+        reflected_inertia_kgm2=section.reflected_inertia_kgm2,
+        motor_damping_nms_per_rad=section.damping_nms_per_rad,
+        mp_kgm2=(mp.m11, mp.m12, mp.m22),
         serial_link_kgm2=leg_body(cfg=cfg).serial_link_kgm2(),
     )
 
@@ -120,17 +122,17 @@ def leg_drive_cfg(model: S3NModel = "s3n_full", **overrides: Any) -> LinkageDriv
     standing pose. ``overrides`` replace any :class:`LinkageDriveCfg` field."""
     from dataclasses import replace
 
-    cfg = load_robot_config("limit")
-    control, limits = cfg["control"], cfg["joint_limits"]
-    kp, kd = float(control["stiffness_nm_per_rad"]), float(control["damping_nms_per_rad"])
-    standing = control["standing_pose_rad"]
+    cfg = limit_config()
+    control, limits = cfg.control, cfg.joint_limits
+    kp, kd = control.stiffness_nm_per_rad, control.damping_nms_per_rad
+    standing = control.standing_pose_rad
     base = LinkageDriveCfg(
         s3n=s3n_cfg(model, cfg),
         control_space="joint",
         joint_kp=(kp, kp),
         joint_kd=(kd, kd),
-        motor_torque_limit_nm=(float(limits["hip"]["effort_nm"]), float(limits["knee"]["effort_nm"])),
-        reference_joint_pos_rad=(float(standing["hip"]), float(standing["knee"])),
+        motor_peak_torque_nm=(limits["hip"].effort_nm, limits["knee"].effort_nm),
+        reference_joint_pos_rad=(standing["hip"], standing["knee"]),
     )
     return replace(base, **overrides)
 
@@ -140,7 +142,7 @@ def task_leg_drive_cfg(model: str, physics_dt_s: float = TASK_PHYSICS_DT_S) -> L
     from linkage_lab.actuators.linkage_actuator import drive_cfg
     from linkage_lab.robots.limit.articulation import leg_actuator_cfg
 
-    cfg = leg_actuator_cfg(load_robot_config("limit"), model, physics_dt_s)
+    cfg = leg_actuator_cfg(limit_config(), model, physics_dt_s)
     return drive_cfg(cfg, [float(cfg.stiffness)] * 2, [float(cfg.damping)] * 2)
 
 
@@ -151,9 +153,9 @@ def leg_joint_names(leg: str = DEFAULT_LEG) -> tuple[str, str, str]:
 
 def stance_mass_kg() -> float:
     """Half the Limit's mass less one leg below the hip: what a stance leg carries in a trot (kg)."""
-    cfg = load_robot_config("limit")
-    masses = cfg["masses_kg"]
-    base = float(cfg["base"]["mass_kg"])
-    per_leg = sum(float(value) for value in masses.values())
-    below_hip = per_leg - float(masses["hip_knee_motors_on_base"])
+    cfg = limit_config()
+    masses = cfg.masses_kg
+    base = cfg.base.mass_kg
+    per_leg = sum(dataclasses.astuple(masses))
+    below_hip = per_leg - masses.hip_knee_motors_on_base
     return 0.5 * (base + 4.0 * per_leg) - below_hip

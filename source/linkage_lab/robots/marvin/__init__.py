@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from linkage_lab.paths import ROBOT_CONFIG_DIR
+from linkage_lab.robots.marvin.config import MarvinConfig
 from linkage_lab.robots.marvin.joints import JOINT_NAMES, SIDES
 from linkage_lab.robots.registry import RobotSpec
 
 
-def _description(cfg: dict[str, Any]) -> Any:
+def _description(cfg: MarvinConfig) -> Any:
     from linkage_lab.robots.marvin.description import build_marvin_model
 
     return build_marvin_model(cfg)
@@ -70,10 +71,17 @@ def _ankle_geometry(side: str = "left") -> Any:
     return ankle_geometry(side)
 
 
+def _closed_chain(**options: Any) -> Any:
+    from linkage_lab.robots.marvin.closed_chain import marvin_closed_chain
+
+    return marvin_closed_chain(**options)
+
+
 SPEC = RobotSpec(
     name="marvin",
     config_path=ROBOT_CONFIG_DIR / "marvin.yaml",
     joint_names=JOINT_NAMES,
+    config_type=MarvinConfig,
     description=_description,
     articulation=_articulation,
     transmissions={
@@ -83,6 +91,7 @@ SPEC = RobotSpec(
     scripted_gait=_scripted_gait,
     sprint_gait=_sprint_gait,
     deploy=_deploy,
+    closed_chain=_closed_chain,
     rsu_ankles={side: (f"{side}_ankle_pitch", f"{side}_ankle_roll") for side in SIDES},
     extras={
         # The ankle armature experiments (robots/marvin/ankle_model.py).

@@ -16,11 +16,11 @@ RawPart = tuple[float, tuple[float, float, float], tuple[tuple[float, float, flo
 def ankle_parts(side: str = "left") -> tuple[RawPart, RawPart]:
     """The ankle cross (pitch body) and the foot (roll body) of ``side`` from the generated description
     (the links Isaac Lab simulates)."""
-    from linkage_lab.config import load_robot_config
     from linkage_lab.description.model import combine_solids
     from linkage_lab.robots.marvin.description import build_marvin_model
+    from linkage_lab.robots.marvin.gait import marvin_config
 
-    links = {link.name: link for link in build_marvin_model(load_robot_config("marvin")).links}
+    links = {link.name: link for link in build_marvin_model(marvin_config()).links}
     parts = []
     for name in (f"{side}_ankle_cross", f"{side}_foot"):
         mass, com, inertia = combine_solids(links[name].solids)
@@ -43,11 +43,11 @@ def ankle_drive_cfg(reflected_armature: bool, dt: float = 0.005, side: str = "le
     """
     from linkage_lab.actuators.linkage_actuator import drive_cfg
     from linkage_lab.actuators.transmissions import make_transmission
-    from linkage_lab.config import load_robot_config
     from linkage_lab.robots.marvin.articulation import ankle_actuator_cfg
+    from linkage_lab.robots.marvin.gait import marvin_config
 
-    robot = load_robot_config("marvin")
-    gains = [robot["control"]["stiffness"]["ankle"]] * 2, [robot["control"]["damping"]["ankle"]] * 2
+    robot = marvin_config()
+    gains = [robot.control.stiffness["ankle"]] * 2, [robot.control.damping["ankle"]] * 2
     actuator = ankle_actuator_cfg(robot, "diamond", dt, reflected_armature=reflected_armature)
     group = actuator.coupled_joints.index([f"{side}_ankle_pitch", f"{side}_ankle_roll"])
     return drive_cfg(actuator, *gains), make_transmission(actuator.transmissions[group])
@@ -57,4 +57,4 @@ def ankle_geometry(side: str = "left") -> Any:
     """The ankle linkage's geometry (the config's default preset)."""
     from linkage_lab.kinematics.rsu_geometry import load_ankle_geometry
 
-    return load_ankle_geometry(side=side)
+    return load_ankle_geometry(side=side, robot="marvin")

@@ -15,13 +15,13 @@ The diamond ankle's inertia is the motors' reflected inertia through the linkage
 
 from __future__ import annotations
 
-from typing import Any
-
 from isaaclab.actuators import DCMotorCfg
 from isaaclab.assets.articulation import ArticulationCfg
 
 from linkage_lab.actuators.linkage_actuator import LinkageActuatorCfg, linkage_actuator_cfg
-from linkage_lab.config import load_robot_config
+from linkage_lab.kinematics.rsu_geometry import ankle_geometry
+from linkage_lab.robots.marvin.config import MarvinConfig
+from linkage_lab.robots.marvin.gait import marvin_config
 from linkage_lab.robots.marvin.joints import ARM_JOINTS, JOINT_NAMES, LEG_JOINTS, SIDES  # noqa: F401
 from linkage_lab.robots.spawn import local_usd_spawn
 
@@ -48,7 +48,7 @@ def ankle_box_limits():
 
 
 def ankle_actuator_cfg(
-    cfg: dict[str, Any],
+    cfg: MarvinConfig,
     mode: str = "diamond",
     physics_dt_s: float = 0.005,
     saturation_mode: str = "clip",
@@ -71,16 +71,15 @@ def ankle_actuator_cfg(
     """
     if mode not in ANKLE_MODES:
         raise ValueError(f"unknown ankle mode {mode!r}; expected one of {ANKLE_MODES}")
-    linkage = cfg["ankle_linkage"]
-    motor = cfg["motors"][linkage["motor"]]
-    control = cfg["control"]
+    motor = cfg.motors[ankle_geometry(cfg.ankle_linkage, cfg.motors).motor.name]
+    control = cfg.control
     common = dict(
         coupled_joints=[[f"{s}_ankle_pitch", f"{s}_ankle_roll"] for s in SIDES],
-        stiffness=control["stiffness"]["ankle"],
-        damping=control["damping"]["ankle"],
+        stiffness=control.stiffness["ankle"],
+        damping=control.damping["ankle"],
         friction=0.0,
         saturation_mode=saturation_mode,
-        reflected_inertia_kgm2=[motor["armature_kgm2"]] * 2,
+        reflected_inertia_kgm2=[motor.armature_kgm2] * 2,
         motor_damping_nms_per_rad=[0.0, 0.0],
         physics_dt_s=physics_dt_s,
     )
@@ -101,54 +100,54 @@ def ankle_actuator_cfg(
     return linkage_actuator_cfg(
         transmissions=[f"marvin_ankle_{s}" for s in SIDES],
         control_space=control_space,
-        motor_peak_torque_nm=[motor["peak_nm"]] * 2,
-        motor_no_load_speed_rads=[motor["speed_rads"]] * 2,
+        motor_peak_torque_nm=[motor.peak_nm] * 2,
+        motor_no_load_speed_rads=[motor.speed_rads] * 2,
         model="s3n_act" if reflected_armature else "kin_only",
         accel_filter_time_constant_s=ANKLE_ACCEL_FILTER_S if reflected_armature else None,
         **common,
     )
 
 
-def _dc_motor(cfg: dict[str, Any], joints: dict[str, str], group: str) -> DCMotorCfg:
+def _dc_motor(cfg: MarvinConfig, joints: dict[str, str], group: str) -> DCMotorCfg:
     """A DC motor group for directly driven joints: ``{joint regex: motor name}``."""
-    motors = cfg["motors"]
-    control = cfg["control"]
+    motors = cfg.motors
+    control = cfg.control
     return DCMotorCfg(
         joint_names_expr=list(joints),
-        saturation_effort={j: motors[m]["peak_nm"] for j, m in joints.items()},
-        actuator_effort_limit={j: motors[m]["peak_nm"] for j, m in joints.items()},
-        actuator_velocity_limit={j: motors[m]["speed_rads"] for j, m in joints.items()},
-        armature={j: motors[m]["armature_kgm2"] for j, m in joints.items()},
-        stiffness=control["stiffness"][group],
-        damping=control["damping"][group],
+        saturation_effort={j: motors[m].peak_nm for j, m in joints.items()},
+        actuator_effort_limit={j: motors[m].peak_nm for j, m in joints.items()},
+        actuator_velocity_limit={j: motors[m].speed_rads for j, m in joints.items()},
+        armature={j: motors[m].armature_kgm2 for j, m in joints.items()},
+        stiffness=control.stiffness[group],
+        damping=control.damping[group],
         friction=0.0,
     )
 
 
-def standing_height_m(cfg: dict[str, Any]) -> float:
+def standing_height_m(cfg: MarvinConfig) -> float:
     """Pelvis (hip line) height above the ground in the standing pose, sole flat."""
     import math
 
-    geom = cfg["geometry"]
-    pose = cfg["control"]["standing_pose_rad"]
-    thigh = geom["thigh_length_m"] * math.cos(pose["hip_pitch"])
-    shin = geom["shin_length_m"] * math.cos(pose["hip_pitch"] + pose["knee"])
-    return thigh + shin + geom["ankle_height_m"]
+    geom = cfg.geometry
+    pose = cfg.control.standing_pose_rad
+    thigh = geom.thigh_length_m * math.cos(pose["hip_pitch"])
+    shin = geom.shin_length_m * math.cos(pose["hip_pitch"] + pose["knee"])
+    return thigh + shin + geom.ankle_height_m
 
 
 def marvin_articulation_cfg(
-    cfg: dict[str, Any] | None = None,
+    cfg: MarvinConfig | None = None,
     ankle_mode: str = "diamond",
     physics_dt_s: float = 0.005,
     **ankle_options,
 ) -> ArticulationCfg:
     """Marvin's :class:`ArticulationCfg` with the ankles in ``ankle_mode`` (``diamond`` or ``box``)."""
-    cfg = load_robot_config("marvin") if cfg is None else cfg
-    legs = cfg["leg_joints"]
-    hip_knee = {f".*_{j}": legs[j]["motor"] for j in ("hip_yaw", "hip_roll", "hip_pitch")}
-    knee = {".*_knee": legs["knee"]["motor"]}
-    arms = {f".*_{j}": cfg["arm_joints"][j]["motor"] for j in ARM_JOINTS}
-    pose = cfg["control"]["standing_pose_rad"]
+    cfg = marvin_config() if cfg is None else cfg
+    legs = cfg.leg_joints
+    hip_knee = {f".*_{j}": legs[j].motor for j in ("hip_yaw", "hip_roll", "hip_pitch")}
+    knee = {".*_knee": legs["knee"].motor}
+    arms = {f".*_{j}": cfg.arm_joints[j].motor for j in ARM_JOINTS}
+    pose = cfg.control.standing_pose_rad
     return ArticulationCfg(
         prim_path="{ENV_REGEX_NS}/Robot",
         spawn=local_usd_spawn("marvin"),

@@ -6,9 +6,24 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from linkage_lab.config import load_robot_config
 from linkage_lab.gait.biped_cfg import BipedGaitCfg, NaoReference, check_gait_overrides
-from linkage_lab.kinematics.leg_ik import leg_convention_from_config
+from linkage_lab.kinematics.leg_ik import LegConvention
+from linkage_lab.kinematics.leg_ik import leg_convention as sagittal_convention
+from linkage_lab.robots.marvin.config import MarvinConfig
+
+
+def marvin_config() -> MarvinConfig:
+    """Marvin's config, parsed and checked once."""
+    from linkage_lab.robots.marvin import SPEC
+
+    return SPEC.config()
+
+
+def leg_convention(config: MarvinConfig | None = None) -> LegConvention:
+    """Marvin's sagittal leg: the hip pitch, knee and ankle pitch axes, knee ahead of the leg line."""
+    config = marvin_config() if config is None else config
+    axes = [config.leg_joints[name].axis for name in ("hip_pitch", "knee", "ankle_pitch")]
+    return sagittal_convention(axes, config.control.standing_pose_rad["knee"])
 
 
 def marvin_gait_cfg(reference: NaoReference | None = None, **overrides: Any) -> BipedGaitCfg:
@@ -26,14 +41,14 @@ def marvin_gait_cfg(reference: NaoReference | None = None, **overrides: Any) -> 
         ValueError: An unknown field, or a value outside its range (:meth:`BipedGaitCfg.__post_init__`).
     """
     reference = reference or NaoReference()
-    config = load_robot_config("marvin")
-    thigh = config["geometry"]["thigh_length_m"]
-    shin = config["geometry"]["shin_length_m"]
+    config = marvin_config()
+    thigh = config.geometry.thigh_length_m
+    shin = config.geometry.shin_length_m
     scale = (thigh + shin) / reference.leg_length_m
     cfg = BipedGaitCfg(
         thigh_length_m=thigh,
         shin_length_m=shin,
-        leg_convention=leg_convention_from_config(config),
+        leg_convention=leg_convention(config),
         hip_height_m=reference.hip_height_m * scale,
         step_length_m=reference.step_length_m * scale,
         step_height_m=reference.step_height_m * scale,
@@ -48,12 +63,12 @@ def marvin_gait_cfg(reference: NaoReference | None = None, **overrides: Any) -> 
     return replace(cfg, **overrides)
 
 
-def marvin_joint_limits(config: dict[str, Any]) -> dict[str, tuple[float, float]]:
+def marvin_joint_limits(config: MarvinConfig) -> dict[str, tuple[float, float]]:
     """Joint ranges by full name (rad); the right side's roll and yaw ranges are the left's negated."""
     limits: dict[str, tuple[float, float]] = {}
-    for group in ("leg_joints", "arm_joints"):
-        for joint, spec in config[group].items():
-            lower, upper = spec["range_rad"]
+    for group in (config.leg_joints, config.arm_joints):
+        for joint, spec in group.items():
+            lower, upper = spec.range_rad
             limits[f"left_{joint}"] = (lower, upper)
             mirrored = "roll" in joint or "yaw" in joint
             limits[f"right_{joint}"] = (-upper, -lower) if mirrored else (lower, upper)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from isaaclab.managers import TerminationTermCfg as DoneTerm
 from isaaclab.utils import configclass
 
-from linkage_lab.config import load_robot_config
 from linkage_lab.robots.marvin.articulation import standing_height_m
+from linkage_lab.robots.marvin.gait import marvin_config
 from linkage_lab.sprint.rules import SprintCfg, fall_threshold
 from linkage_lab.tasks.sprint import mdp as sprint_mdp
 from linkage_lab.tasks.velocity.config.marvin.env_cfg import MarvinFlatEnvCfg
@@ -29,7 +29,7 @@ HEADING_HOLD_GAIN_PER_S = 0.5
 
 def marvin_sprint_rules() -> SprintCfg:
     """The race's rules for Marvin (gait.md §4), the fall height scaled from the NAO's."""
-    return SprintCfg(fall_height_m=fall_threshold(standing_height_m(load_robot_config("marvin"))))
+    return SprintCfg(fall_height_m=fall_threshold(standing_height_m(marvin_config())))
 
 
 def apply_sprint_rules(cfg: MarvinFlatEnvCfg, command_mps: float = RACE_COMMAND_MPS) -> None:

@@ -16,7 +16,7 @@ from isaaclab_tasks.core.velocity import mdp
 from isaaclab_tasks.core.velocity.velocity_env_cfg import RewardsCfg
 from isaaclab_tasks.utils import PresetCfg
 
-from linkage_lab.config import load_robot_config
+from linkage_lab.robots.limit import limit_config
 from linkage_lab.robots.limit.articulation import limit_articulation_cfg, standing_height_m
 from linkage_lab.tasks.velocity.commands import split_command_cfg
 from linkage_lab.tasks.velocity.flat_env_cfg import LinkageVelocityFlatEnvCfg
@@ -50,7 +50,7 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
 
     def __post_init__(self):
         super().__post_init__()
-        robot_cfg = load_robot_config("limit")
+        robot_cfg = limit_config()
         self.scene.robot = LimitRobotCfg(
             default=limit_articulation_cfg(robot_cfg, "s3n_act", self.sim.dt),
             kin_only=limit_articulation_cfg(robot_cfg, "kin_only", self.sim.dt),

@@ -13,8 +13,8 @@ from isaaclab_tasks.core.velocity import mdp
 from isaaclab_tasks.core.velocity.config.h1.flat_env_cfg import H1FlatRewards
 from isaaclab_tasks.utils import PresetCfg
 
-from linkage_lab.config import load_robot_config
 from linkage_lab.robots.marvin.articulation import marvin_articulation_cfg, standing_height_m
+from linkage_lab.robots.marvin.gait import marvin_config
 from linkage_lab.tasks.velocity.flat_env_cfg import LinkageVelocityFlatEnvCfg
 
 
@@ -50,7 +50,7 @@ class MarvinFlatEnvCfg(LinkageVelocityFlatEnvCfg):
 
     def __post_init__(self):
         super().__post_init__()
-        robot_cfg = load_robot_config("marvin")
+        robot_cfg = marvin_config()
         self.scene.robot = MarvinRobotCfg(
             default=marvin_articulation_cfg(robot_cfg, "diamond", self.sim.dt),
             diamond=marvin_articulation_cfg(robot_cfg, "diamond", self.sim.dt),

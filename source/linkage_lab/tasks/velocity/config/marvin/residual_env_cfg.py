@@ -16,10 +16,9 @@ from isaaclab.utils import configclass
 from isaaclab.utils.modifiers import ModifierCfg
 from isaaclab_tasks.core.velocity import mdp
 
-from linkage_lab.config import load_robot_config
 from linkage_lab.gait.biped import BipedGait
 from linkage_lab.gait.commanded import CommandedBipedGait, GaitCommandCfg
-from linkage_lab.robots.marvin.gait import marvin_sprint_gait_cfg
+from linkage_lab.robots.marvin.gait import marvin_config, marvin_sprint_gait_cfg
 from linkage_lab.tasks.velocity import faults
 from linkage_lab.tasks.velocity.config.marvin.env_cfg import MarvinFlatEnvCfg
 from linkage_lab.tasks.velocity.flat_env_cfg import ACTION_CLIP
@@ -87,10 +86,8 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
         rewards.joint_deviation_hip = None
         rewards.joint_deviation_arms = None
         rewards.feet_air_time.params["threshold"] = prior.swing_time_s()
-        robot_cfg = load_robot_config("marvin")
-        rewards.base_height_l2.params["target_height"] = (
-            prior.gait.cfg.hip_height_m + robot_cfg["geometry"]["ankle_height_m"]
-        )
+        robot_cfg = marvin_config()
+        rewards.base_height_l2.params["target_height"] = prior.gait.cfg.hip_height_m + robot_cfg.geometry.ankle_height_m
         # Speed tracking that pays for the last 0.1 m/s: with H1's 0.5 m/s kernel a policy walking 0.2 m/s
         # at a 0.4 command kept 85 % of the reward, and the residual learnt to slow the gait down for
         # stability (iteration 900: 0.195 m/s at 0.4). A 0.25 m/s kernel keeps 53 % there, as the Limit's.
