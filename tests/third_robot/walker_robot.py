@@ -15,6 +15,7 @@ import gymnasium as gym
 
 from linkage_lab.description.model import Joint, Link, RobotModel, Solid, cylinder_between
 from linkage_lab.robots.registry import RobotSpec, register_robot
+from linkage_lab.typed_config import Vector3, nonnegative, positive
 
 CONFIG = Path(__file__).with_name("walker.yaml")
 SIDES = ("left", "right")
@@ -22,14 +23,63 @@ JOINT_NAMES = tuple(f"{side}_{joint}" for side in SIDES for joint in ("hip", "kn
 TASK = "LinkageLab-Velocity-Flat-Walker"
 
 
-def build_model(cfg: dict[str, Any]) -> RobotModel:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Base:
+    mass_kg: float = positive()
+    size_m: Vector3 = positive()
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Foot:
+    length_m: float = positive()
+    width_m: float = positive()
+    thickness_m: float = positive()
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Geometry:
+    hip_origin_y_m: float = positive()
+    thigh_length_m: float = positive()
+    shank_length_m: float = positive()
+    link_radius_m: float = positive()
+    foot: Foot
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Motor:
+    peak_nm: float = positive()
+    no_load_speed_rads: float = positive()
+    armature_kgm2: float = nonnegative()
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Control:
+    stiffness_nm_per_rad: float = positive()
+    damping_nms_per_rad: float = nonnegative()
+    standing_pose_rad: dict[str, float]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class WalkerConfig:
+    """``walker.yaml``, typed and checked (the registry parses it once)."""
+
+    name: str
+    base: Base
+    geometry: Geometry
+    masses_kg: dict[str, float] = positive()
+    joint_limits_rad: dict[str, float] = positive()
+    motor: Motor
+    control: Control
+
+
+def build_model(cfg: WalkerConfig) -> RobotModel:
     """Base box, per side a thigh (hip joint), a shank (knee joint) and a fixed sole that collides."""
-    geom, masses, limits = cfg["geometry"], cfg["masses_kg"], cfg["joint_limits_rad"]
-    thigh, shank, radius = geom["thigh_length_m"], geom["shank_length_m"], geom["link_radius_m"]
-    foot = geom["foot"]
-    sole_size = (foot["length_m"], foot["width_m"], foot["thickness_m"])
-    base = cfg["base"]
-    links = [Link("base_link", [Solid("box", base["mass_kg"], (0.0, 0.0, 0.0), tuple(base["size_m"]), True)])]
+    geom, masses, limits = cfg.geometry, cfg.masses_kg, cfg.joint_limits_rad
+    thigh, shank, radius = geom.thigh_length_m, geom.shank_length_m, geom.link_radius_m
+    foot = geom.foot
+    sole_size = (foot.length_m, foot.width_m, foot.thickness_m)
+    base = cfg.base
+    links = [Link("base_link", [Solid("box", base.mass_kg, (0.0, 0.0, 0.0), base.size_m, True)])]
     joints = []
     for side, sign in zip(SIDES, (1.0, -1.0), strict=True):
         links += [
@@ -37,7 +87,7 @@ def build_model(cfg: dict[str, Any]) -> RobotModel:
             Link(f"{side}_shank", [cylinder_between(masses["shank"], radius, 0.0, -shank)]),
             Link(f"{side}_foot", [Solid("box", masses["foot"], (0.0, 0.0, 0.0), sole_size, True)]),
         ]
-        hip = (0.0, sign * geom["hip_origin_y_m"], -base["size_m"][2] / 2)
+        hip = (0.0, sign * geom.hip_origin_y_m, -base.size_m[2] / 2)
         for name, parent, child, origin in (
             ("hip", "base_link", "thigh", hip),
             ("knee", f"{side}_thigh", "shank", (0.0, 0.0, -thigh)),
@@ -51,26 +101,25 @@ def build_model(cfg: dict[str, Any]) -> RobotModel:
                     f"{side}_{child}",
                     origin,
                     limit_rad=(-bound, bound),
-                    effort_nm=cfg["motor"]["peak_nm"],
-                    velocity_rads=cfg["motor"]["no_load_speed_rads"],
+                    effort_nm=cfg.motor.peak_nm,
+                    velocity_rads=cfg.motor.no_load_speed_rads,
                 )
             )
         joints.append(Joint(f"{side}_foot", "fixed", f"{side}_shank", f"{side}_foot", (0.0, 0.0, -shank)))
     return RobotModel("walker", links, joints)
 
 
-def standing_height_m(cfg: dict[str, Any]) -> float:
+def standing_height_m(cfg: WalkerConfig) -> float:
     """Base centre height with the soles flat on the ground in the standing pose."""
     import math
 
-    geom, pose = cfg["geometry"], cfg["control"]["standing_pose_rad"]
-    legs = geom["thigh_length_m"] * math.cos(pose["hip"]) + geom["shank_length_m"] * math.cos(
-        pose["hip"] + pose["knee"]
-    )
-    return legs + cfg["base"]["size_m"][2] / 2 + geom["foot"]["thickness_m"] / 2
+    geom, pose = cfg.geometry, cfg.control.standing_pose_rad
+    thigh = geom.thigh_length_m * math.cos(pose["hip"])
+    legs = thigh + geom.shank_length_m * math.cos(pose["hip"] + pose["knee"])
+    return legs + cfg.base.size_m[2] / 2 + geom.foot.thickness_m / 2
 
 
-def articulation(cfg: dict[str, Any] | None = None, physics_dt_s: float = 0.005) -> Any:
+def articulation(cfg: WalkerConfig | None = None, physics_dt_s: float = 0.005) -> Any:
     """The walker's :class:`ArticulationCfg`: both legs on one parallelogram linkage actuator."""
     from isaaclab.assets.articulation import ArticulationCfg
 
@@ -78,22 +127,22 @@ def articulation(cfg: dict[str, Any] | None = None, physics_dt_s: float = 0.005)
     from linkage_lab.robots.spawn import local_usd_spawn
 
     cfg = SPEC.config() if cfg is None else cfg
-    motor, control = cfg["motor"], cfg["control"]
+    motor, control = cfg.motor, cfg.control
     legs = linkage_actuator_cfg(
         coupled_joints=[[f"{side}_hip", f"{side}_knee"] for side in SIDES],
         transmissions=["parallelogram"] * len(SIDES),
         control_space="motor",
-        motor_peak_torque_nm=[motor["peak_nm"]] * 2,
-        motor_no_load_speed_rads=[motor["no_load_speed_rads"]] * 2,
-        stiffness=control["stiffness_nm_per_rad"],
-        damping=control["damping_nms_per_rad"],
+        motor_peak_torque_nm=[motor.peak_nm] * 2,
+        motor_no_load_speed_rads=[motor.no_load_speed_rads] * 2,
+        stiffness=control.stiffness_nm_per_rad,
+        damping=control.damping_nms_per_rad,
         friction=0.0,
         model="kin_only",
-        reflected_inertia_kgm2=[motor["armature_kgm2"]] * 2,
+        reflected_inertia_kgm2=[motor.armature_kgm2] * 2,
         motor_damping_nms_per_rad=[0.0, 0.0],
         physics_dt_s=physics_dt_s,
     )
-    pose = control["standing_pose_rad"]
+    pose = control.standing_pose_rad
     return ArticulationCfg(
         prim_path="{ENV_REGEX_NS}/Robot",
         spawn=local_usd_spawn("walker"),
@@ -112,6 +161,7 @@ SPEC = RobotSpec(
     name="walker",
     config_path=CONFIG,
     joint_names=JOINT_NAMES,
+    config_type=WalkerConfig,
     description=build_model,
     articulation=lambda **options: articulation(**options),
 )

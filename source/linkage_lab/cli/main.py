@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "evaluate",
     "export",
     "sprint",
+    "sim2sim",
     "plot",
     "ship",
 )
@@ -47,6 +48,7 @@ USER_ERRORS = {
     "linkage_lab.training.resume": ("ResumeError",),
     "linkage_lab.training.checkpoints": ("CheckpointError",),
     "linkage_lab.training.runs": ("RunBusyError",),
+    "linkage_lab.sim2sim.bundle": ("BundleError",),
 }
 
 

@@ -93,6 +93,12 @@ def _closed_chain(**options: Any) -> Any:
     return limit_closed_chain(**options)
 
 
+def _sim2sim_io(bundle: Any, chain: Any, **options: Any) -> Any:
+    from linkage_lab.robots.limit.sim2sim import LimitSim2SimIO
+
+    return LimitSim2SimIO(bundle, chain, **options)
+
+
 SPEC = RobotSpec(
     name="limit",
     config_path=ROBOT_CONFIG_DIR / "limit.yaml",
@@ -113,5 +119,7 @@ SPEC = RobotSpec(
         "task_leg_drive_cfg": _task_leg_drive_cfg,
         "leg_joint_names": _leg_joint_names,
         "stance_mass_kg": _stance_mass_kg,
+        # sim2sim (robots/limit/sim2sim.py): the deploy module's wire records on the closed-chain model.
+        "sim2sim_io": _sim2sim_io,
     },
 )

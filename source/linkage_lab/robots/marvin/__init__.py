@@ -77,6 +77,12 @@ def _closed_chain(**options: Any) -> Any:
     return marvin_closed_chain(**options)
 
 
+def _sim2sim_io(bundle: Any, chain: Any, **options: Any) -> Any:
+    from linkage_lab.robots.marvin.sim2sim import MarvinSim2SimIO
+
+    return MarvinSim2SimIO(bundle, chain, **options)
+
+
 SPEC = RobotSpec(
     name="marvin",
     config_path=ROBOT_CONFIG_DIR / "marvin.yaml",
@@ -98,5 +104,7 @@ SPEC = RobotSpec(
         "ankle_parts": _ankle_parts,
         "ankle_drive_cfg": _ankle_drive_cfg,
         "ankle_geometry": _ankle_geometry,
+        # sim2sim (robots/marvin/sim2sim.py): the bundle's ankle bridge on the closed-chain model.
+        "sim2sim_io": _sim2sim_io,
     },
 )

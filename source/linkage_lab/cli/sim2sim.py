@@ -1,0 +1,157 @@
+"""``linkage-lab sim2sim``: an exported bundle run on the robot's closed-chain MuJoCo model, as the robot runs it."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from linkage_lab.cli.video_option import add_video_argument
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``sim2sim`` command."""
+    parser = subparsers.add_parser(
+        "sim2sim",
+        help="run an exported bundle on the robot's closed-chain MuJoCo model (sim-to-sim) and report eval metrics",
+        description="policy.onnx runs through onnxruntime at the bundle's control period on what the robot senses "
+        "(IMU, motor encoders -> joint estimates through the bundle's FK, odometry for the base velocity); its "
+        "actions go through the bundle's robot-side code to motor-level PD at physics rate on the closed-chain "
+        "model. Writes outputs/sim2sim/<bundle>_<policy>[_sprint]/sim2sim.json.",
+    )
+    parser.add_argument("--bundle", type=Path, required=True, help="an exported bundle folder (linkage-lab export)")
+    parser.add_argument(
+        "--command",
+        dest="velocity_command",
+        default=None,
+        metavar="VX[,WZ]",
+        help="velocity command held for the run, m/s and rad/s (default 0.3,0; with --sprint the race's command)",
+    )
+    parser.add_argument(
+        "--duration", type=float, default=None, help="simulated seconds (default 10; --sprint: the race)"
+    )
+    parser.add_argument(
+        "--policy",
+        choices=("bundle", "scripted"),
+        default="bundle",
+        help="bundle: its policy.onnx (default); scripted: the robot's scripted gait (--sprint: its sprint gait) "
+        "through the bundle's robot-side conversion",
+    )
+    parser.add_argument("--sprint", action="store_true", help="the 10 m sprint of gait.md §4, refereed by its rules")
+    parser.add_argument(
+        "--io-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option of the robot's sim2sim robot side, e.g. ankle_mode=motor_pd for Marvin",
+    )
+    parser.add_argument("--out", type=Path, default=None, help="output folder (default outputs/sim2sim/<name>)")
+    parser.add_argument("--force", action="store_true", help="replace a previous sim2sim output in the output folder")
+    parser.add_argument("--json", action="store_true", help="print sim2sim.json to stdout")
+    add_video_argument(parser)
+    parser.set_defaults(func=_sim2sim)
+
+
+def _io_options(tokens: list[str]) -> dict[str, Any]:
+    from linkage_lab.cli.main import CliError
+
+    options: dict[str, Any] = {}
+    for token in tokens:
+        key, sep, value = token.partition("=")
+        if not sep or not key:
+            raise CliError(f"--io-option must be KEY=VALUE, got {token!r}")
+        options[key] = value
+    return options
+
+
+def _sim2sim(args: argparse.Namespace) -> int:
+    from linkage_lab.cli.main import CliError
+    from linkage_lab.outputs import OutputWriteError, check_output_dir
+    from linkage_lab.sim2sim.bundle import BundleError, load_bundle
+    from linkage_lab.sim2sim.runner import (
+        SIM2SIM_COMMAND,
+        default_out_dir,
+        parse_command,
+        resolve_robot,
+        run_sim2sim,
+        write_report,
+    )
+
+    # Everything a user can get wrong is checked before the simulation is built.
+    try:
+        command = None if args.velocity_command is None else parse_command(args.velocity_command)
+    except ValueError as exc:
+        raise CliError(f"--command: {exc}") from None
+    if args.duration is not None and not args.duration > 0:
+        raise CliError(f"--duration must be positive, got {args.duration}")
+    try:
+        bundle = load_bundle(args.bundle)
+        resolve_robot(bundle)
+    except BundleError as exc:
+        raise CliError(str(exc)) from None
+    out = args.out or default_out_dir(bundle.path, args.policy, args.sprint)
+    check_output_dir(out, SIM2SIM_COMMAND, args.force)
+    duration = args.duration if args.duration is not None or args.sprint else 10.0
+    if command is None and not args.sprint:
+        command = (0.3, 0.0)
+    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+        try:
+            report = run_sim2sim(
+                bundle,
+                command,
+                duration,
+                sprint=args.sprint,
+                policy=args.policy,
+                video=args.video,
+                progress=not args.json,
+                io_options=_io_options(args.io_option),
+            )
+        except (BundleError, TypeError) as exc:
+            raise CliError(str(exc)) from None
+    failure = None
+    try:
+        path = write_report(report, out, force=args.force)
+    except OutputWriteError as exc:
+        failure, path = exc, None
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        _print_summary(report, path)
+    if failure is not None:
+        raise CliError(str(failure))
+    return 0
+
+
+def _print_summary(report: dict[str, Any], path: Path | None) -> None:
+    tracking, torques = report["tracking"], report["motor_torques"]
+    command = report["command"]
+    print(
+        f"sim2sim {report['robot']} ({report['policy']['type']}, {report['robot_side'].get('ankle_mode', 'wire')}): "
+        f"{report['ended_reason']} after {report['simulated_s']:.2f} s, command {command['lin_vel_x_mps']:.2f} m/s"
+    )
+    speed, lin, yaw = (tracking[k] for k in ("mean_forward_speed_mps", "lin_vel_xy_rms_mps", "yaw_rate_rms_radps"))
+    if speed is not None:
+        print(f"  mean forward speed {speed:.3f} m/s, lin-vel RMS {lin:.3f} m/s, yaw-rate RMS {yaw:.3f} rad/s")
+    print(
+        f"  falls {report['falls']}"
+        + (f" (at {report['fall']['time_s']:.2f} s, {report['fall']['by']})" if report["fall"] else "")
+    )
+    print(
+        f"  motors: worst peak {torques['worst_peak_ratio']:.2f} of peak torque, any motor saturated "
+        f"{100 * torques['any_saturated_fraction']:.1f} % of physics steps"
+    )
+    if report["sprint"] is not None:
+        race = report["sprint"]
+        race_time = "-" if race["time"] is None else f"{race['time']:.2f} s"
+        print(
+            f"  sprint: {race['ended_reason']}, time {race_time}, distance {race['distance_m']:.2f} m, "
+            f"average {race['average_speed_mps']:.3f} m/s, max lateral {race['max_lateral_offset_m']:.3f} m"
+        )
+    print(f"  real-time factor {report['realtime_factor']:.2f}")
+    if "video" in report:
+        print(f"  {report['video']}")
+    if path is not None:
+        print(f"  report: {path}")

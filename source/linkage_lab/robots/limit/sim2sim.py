@@ -1,0 +1,132 @@
+"""The Limit's robot side in sim-to-sim: its deploy module between the closed-chain model's motors and the policy.
+
+Each control tick the motor encoders become 12 ``JointSample`` records by canonical id (wire angles: a knee
+id carries its knee MOTOR's angle, speed and torque), the IMU and odometry an ``ImuSample``;
+:class:`~linkage_lab.robots.limit.deploy.LimitDeployment` decodes them (``q_knee = θ_knee_motor − θ_hip``),
+builds the observation, runs ``policy.onnx`` and encodes the 12 ``JointTarget`` records (``θ* = J q*``,
+diagonal motor gains ``K_m,ii`` with the coupling folded into the targets from the sample). Each record
+becomes its motor's driver PD (pos, vel, kp, kd, max_tq), run by the sim at every physics step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from linkage_lab.robots.limit.deploy import DEPLOY_FILENAME, ImuSample, JointSample, JointTarget, LimitDeployment
+from linkage_lab.robots.limit.joints import JOINT_IDS, JOINT_NAMES
+from linkage_lab.sim2sim.bundle import Bundle, BundleError
+from linkage_lab.sim2sim.drive import MotorCommand
+from linkage_lab.sim2sim.sensors import Sensors
+
+
+def wire_motor_names(chain: Any) -> tuple[str, ...]:
+    """The motor each canonical id's wire record belongs to (id order): a linkage joint's paired motor
+    (the knee id → the knee motor), a direct joint's own."""
+    paired = {j: m for group in chain.linkages for j, m in zip(group.joints, group.motors, strict=True)}
+    return tuple(paired.get(name, name) for name in JOINT_NAMES)
+
+
+class LimitSim2SimIO:
+    """The Limit's :class:`~linkage_lab.sim2sim.drive.RobotSide`: wire records through its deploy module.
+
+    Args:
+        bundle: The exported bundle (``deploy.json`` and ``policy.onnx``).
+        chain: The Limit's closed-chain model.
+
+    Raises:
+        BundleError: The bundle has no ``deploy.json``, or its wire carries joint angles (firmware conversion,
+            not modelled here).
+    """
+
+    def __init__(self, bundle: Bundle, chain: Any):
+        try:
+            self.deployment = LimitDeployment(bundle.file(DEPLOY_FILENAME).parent)
+        except (KeyError, ValueError) as exc:
+            raise BundleError(f"bundle {bundle.path}: {DEPLOY_FILENAME} cannot be used: {exc}") from exc
+        config = self.deployment.config
+        if config.wire_angles != "motor":
+            raise BundleError(
+                f"bundle {bundle.path}: wire_angles={config.wire_angles!r} leaves the knee conversion to firmware, "
+                "which sim2sim does not model; export with wire_angles='motor'"
+            )
+        self.control_period_s = config.control_period_s
+        self.joint_names = JOINT_NAMES
+        motors = list(chain.motor_names)
+        #: The motor of each canonical id's wire record, id order, and its actuator index.
+        self.wire_motors = wire_motor_names(chain)
+        self.motor_index = np.array([motors.index(name) for name in self.wire_motors])
+        self._sign = np.asarray(config.encoder_sign, dtype=float)
+        self._offset = np.asarray(config.encoder_offset_rad, dtype=float)
+        self._num_motors = len(motors)
+
+    def reset(self) -> None:
+        """Forget the last action."""
+        self.deployment.reset()
+
+    def samples(self, sensors: Sensors) -> list[JointSample]:
+        """The 12 wire records of the motor encoders (through the encoder sign/offset table)."""
+        index = self.motor_index
+        pos = self._sign * sensors.motor_pos_rad[index] + self._offset
+        vel = self._sign * sensors.motor_vel_rads[index]
+        torque = self._sign * sensors.motor_torque_nm[index]
+        return [JointSample(int(i), float(p), float(v), float(t)) for i, p, v, t in zip(JOINT_IDS, pos, vel, torque)]
+
+    @staticmethod
+    def imu(sensors: Sensors) -> ImuSample:
+        """The IMU (gyro, gravity from its orientation) and odometry (base velocity) in the base frame."""
+        return ImuSample(
+            base_lin_vel=sensors.base_lin_vel_b, ang_vel=sensors.gyro_b, projected_gravity=sensors.projected_gravity_b
+        )
+
+    def joint_estimate(self, sensors: Sensors) -> tuple[np.ndarray, np.ndarray]:
+        """Joint angles and rates (canonical order) decoded from the wire records."""
+        state = self.deployment.wire.decode(self.samples(sensors))
+        return state.joint_pos, state.joint_vel
+
+    def motor_command(self, targets: list[JointTarget]) -> MotorCommand:
+        """The drivers' PD of 12 ``JointTarget`` records (wire angles → the model's motor angles)."""
+        by_id = {t.id: t for t in targets}
+        records = [by_id[i] for i in JOINT_IDS]
+        fields = np.array([[t.pos, t.vel, t.kp, t.kd, t.max_tq] for t in records])
+        command = np.zeros((5, self._num_motors))
+        command[:, self.motor_index] = fields.T
+        command[0, self.motor_index] = self._sign * (fields[:, 0] - self._offset)
+        command[1, self.motor_index] = self._sign * fields[:, 1]
+        return MotorCommand(
+            position_rad=command[0], velocity_rads=command[1], kp=command[2], kd=command[3], max_torque_nm=command[4]
+        )
+
+    def policy_command(self, sensors: Sensors, command: np.ndarray) -> MotorCommand:
+        """One tick of :meth:`LimitDeployment.step` on the sensed records."""
+        return self.motor_command(self.deployment.step(self.samples(sensors), self.imu(sensors), command))
+
+    def target_command(self, sensors: Sensors, joint_targets: np.ndarray) -> MotorCommand:
+        """Serial joint targets (rad, canonical order) encoded as the policy's are (:meth:`WireMap.encode`)."""
+        state = self.deployment.wire.decode(self.samples(sensors))
+        zeros = np.zeros(len(JOINT_IDS))
+        return self.motor_command(self.deployment.wire.encode(np.asarray(joint_targets, dtype=float), zeros, state))
+
+    def describe(self) -> dict[str, Any]:
+        """The wire settings and what the observation reads."""
+        config = self.deployment.config
+        return {
+            "code": "linkage_lab.robots.limit.deploy.LimitDeployment (JointSample/ImuSample -> JointTarget by id)",
+            "wire_angles": config.wire_angles,
+            "leg_gains": config.leg_gains,
+            "wire_motors": dict(zip(map(str, JOINT_IDS), self.wire_motors, strict=True)),
+            "observation": {t.name: _SOURCES.get(t.source, t.source) for t in config.observation},
+            "drivers": "per-motor PD on each JointTarget (pos, vel, kp, kd, max_tq) at every physics step",
+        }
+
+
+_SOURCES = {
+    "base_lin_vel": "odometry (the simulator's base velocity: an ideal estimator)",
+    "base_ang_vel": "IMU gyro",
+    "projected_gravity": "IMU orientation",
+    "velocity_commands": "the command",
+    "joint_pos": "motor encoders decoded by the wire map (q_knee = knee motor - hip)",
+    "joint_vel": "motor speeds decoded by the wire map",
+    "actions": "the previous action",
+}

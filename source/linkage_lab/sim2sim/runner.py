@@ -1,0 +1,355 @@
+"""Run an exported bundle on a robot's closed-chain MuJoCo model exactly as the robot would run it.
+
+:func:`run_sim2sim` is the whole run as a function (the CLI and scripts call it): the bundle's robot
+(``metadata.json``) names the closed-chain model (``RobotSpec.closed_chain``) and the robot-side code
+(``RobotSpec.extras["sim2sim_io"]``: a :class:`~linkage_lab.sim2sim.drive.RobotSide`). Timing:
+
+* MuJoCo steps at the model's timestep; every step runs ``mj_step1`` (positions, contacts, sensors), the
+  motor drivers' PD on the held :class:`~linkage_lab.sim2sim.drive.MotorCommand` and any host loop, the
+  torque–speed clip (:meth:`~linkage_lab.sim2sim.model.ClosedChainModel.apply_motor_torque`), ``mj_step2``;
+* the policy (or a scripted gait) runs once per bundle control period, on what the robot senses
+  (:mod:`~linkage_lab.sim2sim.sensors`), and its command holds until the next tick.
+
+The robot starts at rest in its closed-chain model's standing pose with its feet on the ground. It has
+fallen when its base drops below the sprint's fall fraction of that standing height, or tilts past 60°
+(:class:`~linkage_lab.sim2sim.metrics.FallRule`); the run then ends, as an Isaac Lab episode would.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from linkage_lab.sim2sim.bundle import Bundle, BundleError, load_bundle
+from linkage_lab.sim2sim.drive import MotorCommand, RobotSide, driver_clamp, motor_pd_torque
+from linkage_lab.sim2sim.metrics import FallRule, MotorTorqueStats, feet_in_contact, foot_geoms
+from linkage_lab.sim2sim.sensors import SensorReader, Sensors
+
+#: The command name in the output folder's manifest (:mod:`linkage_lab.outputs`).
+SIM2SIM_COMMAND = "sim2sim"
+#: The report file.
+REPORT_FILE = "sim2sim.json"
+#: Version of the report layout.
+SCHEMA_VERSION = 1
+#: Where ``--policy`` takes its joint targets from.
+POLICIES = ("bundle", "scripted")
+#: Heading hold of the sprint (Isaac Lab's heading command): ω_z = clip(K · wrap(0 − ψ), ±limit).
+_SPRINT_HEADING = "heading hold to the lane's direction"
+
+
+def resolve_robot(bundle: Bundle) -> tuple[Any, Any]:
+    """The bundle's robot spec and its ``sim2sim_io`` factory.
+
+    Raises:
+        BundleError: The robot is unknown, has no closed-chain model, or no sim2sim robot side.
+    """
+    from linkage_lab.robots.registry import MissingCapability, UnknownRobot, get_robot
+
+    try:
+        spec = get_robot(bundle.robot)
+        spec.require("closed_chain")
+        factory = spec.extra("sim2sim_io")
+    except (UnknownRobot, MissingCapability) as exc:
+        raise BundleError(f"bundle {bundle.path}: {exc}") from None
+    if tuple(spec.joint_names) != bundle.joint_names:
+        raise BundleError(f"bundle {bundle.path}: its joint_names are not robot {spec.name!r}'s policy joint order")
+    return spec, factory
+
+
+def _sprint_setup(
+    io: RobotSide, command: Sequence[float] | None, scripted: bool
+) -> tuple[np.ndarray, dict[str, float] | None]:
+    """The race's command and heading hold: the robot side's ``sprint_command(scripted)`` if it has one
+    (the command of the sprint task that policy races on in Isaac Lab), else 0.5 m/s; an explicit
+    ``command`` sets the forward speed."""
+    race = dict(getattr(io, "sprint_command", lambda scripted: {})(scripted))
+    forward = float(command[0]) if command is not None else float(race.get("forward_mps", 0.5))
+    hold = None
+    if race.get("heading_gain_per_s"):
+        hold = {"gain_per_s": float(race["heading_gain_per_s"]), "limit_rads": float(race["yaw_rate_limit_rads"])}
+    return np.array([forward, 0.0, 0.0]), hold
+
+
+def _heading_hold(command: np.ndarray, sensors: Sensors, hold: dict[str, float] | None) -> np.ndarray:
+    if hold is None:
+        return command
+    yaw = float(sensors.roll_pitch_yaw_rad[2])
+    error = math.atan2(math.sin(-yaw), math.cos(-yaw))
+    return np.array(
+        [command[0], command[1], float(np.clip(hold["gain_per_s"] * error, -hold["limit_rads"], hold["limit_rads"]))]
+    )
+
+
+def _race_as_it_stands(tracker: Any, reason: str) -> dict[str, Any]:
+    """The sprint's metrics (gait.md §4) of a race stopped before the referee ended it, for ``reason``."""
+    distance, duration = float(tracker.distance_m[0]), float(tracker.duration_s[0])
+    return {
+        "success": False,
+        "time": None,
+        "distance_m": distance,
+        "average_speed_mps": distance / duration if duration > 0.0 else 0.0,
+        "max_lateral_offset_m": float(tracker.max_lateral_offset_m[0]),
+        "fell": reason == "fell",
+        "ended_reason": reason,
+        "duration_s": duration,
+    }
+
+
+def parse_command(text: str) -> tuple[float, float]:
+    """``"VX"`` or ``"VX,WZ"`` (m/s, rad/s) as a pair.
+
+    Raises:
+        ValueError: Not one or two finite numbers separated by a comma.
+    """
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        values = []
+    if len(values) not in (1, 2) or not all(math.isfinite(v) for v in values):
+        raise ValueError(f"command must be VX or VX,WZ (m/s, rad/s), e.g. 0.3,0.0; got {text!r}")
+    return (values[0], values[1] if len(values) == 2 else 0.0)
+
+
+class _Run:
+    """The state of one run: model, robot side, statistics, and the per-tick bookkeeping."""
+
+    def __init__(self, bundle: Bundle, spec: Any, factory: Any, io_options: dict[str, Any]):
+        import mujoco
+
+        from linkage_lab.evaluation.metrics import FootContactStats, TrackingStats
+
+        self.chain = spec.closed_chain()
+        self.model = self.chain.compile()
+        self.data = mujoco.MjData(self.model)
+        self.chain.reset(self.data)
+        self.io: RobotSide = factory(bundle, self.chain, **io_options)
+        self.reader = SensorReader(self.chain, self.model)
+        self.dt = float(self.model.opt.timestep)
+        self.substeps = round(bundle.control_period_s / self.dt)
+        if self.substeps < 1 or abs(self.substeps * self.dt - bundle.control_period_s) > 1e-9:
+            raise BundleError(
+                f"bundle control period {bundle.control_period_s} s is not a multiple of the model's "
+                f"timestep {self.dt} s"
+            )
+        self.fall_rule = FallRule.from_standing_height(float(self.reader.read(self.data).base_pos_w[2]))
+        self.torques = MotorTorqueStats(self.chain.motor_names, [m.peak_torque_nm for m in self.chain.motors], self.dt)
+        self.tracking = TrackingStats()
+        self.feet = foot_geoms(self.model, self.chain.base_body)
+        self.footfalls = FootContactStats(list(self.feet), 1, bundle.control_period_s)
+        self.notes: dict[str, float] = {}
+
+    def sense(self) -> Sensors:
+        import mujoco
+
+        mujoco.mj_step1(self.model, self.data)
+        return self.reader.read(self.data)
+
+    def physics_step(self, command: MotorCommand, sensors: Sensors) -> None:
+        import mujoco
+
+        demanded = motor_pd_torque(command, sensors)
+        applied = self.chain.apply_motor_torque(self.data, driver_clamp(command, demanded))
+        self.torques.add(demanded, applied)
+        mujoco.mj_step2(self.model, self.data)
+
+    def record_tick(self, sensors: Sensors, command: np.ndarray) -> None:
+        import torch
+
+        as_row = lambda v: torch.as_tensor(np.asarray(v, dtype=np.float64)).reshape(1, -1)  # noqa: E731
+        alive = torch.ones(1, dtype=torch.bool)
+        self.tracking.add(as_row(command), as_row(sensors.base_lin_vel_b), as_row(sensors.gyro_b), alive)
+        contact = torch.as_tensor(feet_in_contact(self.data, self.feet)).reshape(1, -1)
+        self.footfalls.add(contact, alive)
+
+    def add_notes(self, command: MotorCommand) -> None:
+        for key, value in command.notes.items():
+            self.notes[key] = self.notes.get(key, 0) + value
+
+
+def run_sim2sim(
+    bundle: str | Path | Bundle,
+    command: Sequence[float] | None = (0.3, 0.0),
+    duration_s: float | None = 10.0,
+    sprint: bool = False,
+    policy: str = "bundle",
+    video: str | Path | None = None,
+    progress: bool = False,
+    io_options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Run ``bundle`` on its robot's closed-chain model and return the report (``sim2sim.json``).
+
+    Args:
+        bundle: An exported bundle folder (or a loaded :class:`~linkage_lab.sim2sim.bundle.Bundle`).
+        command: ``(v_x, ω_z)`` (m/s, rad/s), held for the run; with ``sprint``, ``None`` takes the robot
+            side's race command (and its heading hold) and a value sets the forward speed.
+        duration_s: Simulated time (s); with ``sprint`` ``None`` runs to the race's time limit.
+        sprint: Referee the run as the 10 m sprint (gait.md §4, :class:`~linkage_lab.sprint.rules.SprintTracker`)
+            and end it when the race ends.
+        policy: ``"bundle"`` (the bundle's ``policy.onnx``) or ``"scripted"`` (the robot's scripted gait, or
+            its sprint gait with ``sprint``, through the bundle's robot-side conversion).
+        video: Render the run to this ``.mp4``/``.gif`` with the evaluation's offscreen renderer (the robot's
+            serial URDF posed from the closed-chain joint angles); ``None``: no video.
+        progress: Show a progress bar.
+        io_options: Options of the robot side (its ``sim2sim_io`` extra), e.g. an ankle gain mode.
+
+    Returns:
+        The report: tracking, falls, footfalls, per-motor torques and saturation, the sprint's metrics
+        (``sprint``), the sensing and robot-side conversion used, timing.
+
+    Raises:
+        BundleError: The bundle cannot be run (missing, corrupt metadata, unknown robot, no closed chain).
+        ValueError: An unknown ``policy``, or a duration that is not positive.
+    """
+    import mujoco
+    import torch
+    from tqdm import tqdm
+
+    from linkage_lab.sim2sim.scripted import ScriptedTargets, scripted_gait
+    from linkage_lab.sprint.rules import SprintCfg, SprintTracker
+
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; known: {', '.join(POLICIES)}")
+    if duration_s is None and not sprint:
+        raise ValueError("a run needs a duration (only a sprint runs to its time limit)")
+    if duration_s is not None and not duration_s > 0:
+        raise ValueError(f"duration must be positive, got {duration_s}")
+    bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
+    spec, factory = resolve_robot(bundle)
+    start = time.perf_counter()
+    run = _Run(bundle, spec, factory, dict(io_options or {}))
+    io = run.io
+    hold = None
+    if sprint:
+        base_command, hold = _sprint_setup(io, command, policy == "scripted")
+        rules = SprintCfg(fall_height_m=run.fall_rule.height_m)
+        tracker = SprintTracker(1, rules)
+        duration_s = rules.time_limit_s if duration_s is None else min(duration_s, rules.time_limit_s)
+    else:
+        base_command = np.array([float(command[0]), 0.0, float(command[1])])
+    scripted = None
+    if policy == "scripted":
+        gait = scripted_gait(bundle.robot, sprint, bundle.joint_names)
+        scripted = ScriptedTargets(gait, bundle.joint_names, bundle.control_period_s)
+    recorder = None
+    if video is not None:
+        from linkage_lab.description.build import asset_paths
+        from linkage_lab.evaluation.video import RolloutRecorder
+
+        recorder = RolloutRecorder(list(bundle.joint_names), bundle.control_period_s, asset_paths(bundle.robot)["urdf"])
+
+    io.reset()
+    ticks = int(round(duration_s / bundle.control_period_s))
+    ended, fall, sprint_metrics = "duration", None, None
+    sensors = run.sense()
+    if sprint:
+        tracker.update(0.0, torch.as_tensor(sensors.base_pos_w).reshape(1, 3))
+    with tqdm(total=ticks, desc="sim2sim", unit="tick", disable=not progress, mininterval=2.0) as bar:
+        for tick in range(ticks):
+            tick_command = _heading_hold(base_command, sensors, hold)
+            if scripted is None:
+                motor_command = io.policy_command(sensors, tick_command)
+            else:
+                motor_command = io.target_command(sensors, scripted(sensors, tick_command))
+            for substep in range(run.substeps):
+                if substep:
+                    sensors = run.sense()
+                run.physics_step(motor_command, sensors)
+            run.add_notes(motor_command)  # after the period: a host loop counts into them too
+            sensors = run.sense()
+            if not (np.isfinite(run.data.qpos).all() and np.isfinite(run.data.qvel).all()):
+                ended = "nonfinite_state"
+                break
+            run.record_tick(sensors, tick_command)
+            if recorder is not None:
+                joint_pos, _ = run.chain.joint_state(run.data)
+                recorder.add(sensors.base_pos_w, np.roll(sensors.quat_wxyz, -1), joint_pos)
+            bar.update(1)
+            if tick % 25 == 0:
+                bar.set_postfix(x_m=f"{sensors.base_pos_w[0]:.2f}", refresh=False)
+            reason = run.fall_rule.check(float(sensors.base_pos_w[2]), sensors.projected_gravity_b)
+            if reason is not None:
+                ended, fall = "fell", {"time_s": round(run.data.time, 9), "by": reason}
+            if sprint:
+                done = tracker.update(
+                    round((tick + 1) * bundle.control_period_s, 9), torch.as_tensor(sensors.base_pos_w).reshape(1, 3)
+                )
+                if bool(done[0]):
+                    sprint_metrics = tracker.metrics(0)
+                    ended = sprint_metrics["ended_reason"]
+                    break
+            if fall is not None:
+                break
+    if sprint and sprint_metrics is None:
+        # A tilt fall, a duration cap or a non-finite state stopped the run before the referee did.
+        sprint_metrics = _race_as_it_stands(tracker, "fell" if fall is not None else ended)
+    wall = time.perf_counter() - start
+    simulated = float(run.data.time)
+    report = {
+        "schema_version": SCHEMA_VERSION,
+        "bundle": str(bundle.path),
+        "robot": bundle.robot,
+        "task": bundle.metadata.get("task"),
+        "policy": scripted.describe() if scripted is not None else {"type": "bundle", "file": "policy.onnx"},
+        "simulator": {
+            "engine": f"mujoco {mujoco.__version__}",
+            "model": "closed chain (RobotSpec.closed_chain)",
+            "timestep_s": run.dt,
+            "control_period_s": bundle.control_period_s,
+            "physics_steps_per_control_step": run.substeps,
+            "motor_pd": "every physics step, on the held motor command, then the torque-speed clip",
+            "notes": list(run.chain.notes),
+        },
+        "command": {
+            "lin_vel_x_mps": float(base_command[0]),
+            "ang_vel_z_radps": None if hold else float(base_command[2]),
+            "heading_hold": None if hold is None else {**hold, "what": _SPRINT_HEADING},
+        },
+        "duration_s": float(duration_s),
+        "simulated_s": simulated,
+        "control_steps": run.tracking.samples,
+        "ended_reason": ended,
+        "episodes": 1,
+        "falls": int(fall is not None),
+        "fall_rate": float(fall is not None),
+        "fall": fall,
+        "fall_rule": run.fall_rule.describe(),
+        "tracking": run.tracking.summary(),
+        "footfalls": run.footfalls.summary(),
+        "motor_torques": run.torques.summary(),
+        "robot_side": {**io.describe(), "counts": run.notes},
+        "sprint": sprint_metrics,
+        "wall_time_s": wall,
+        "realtime_factor": simulated / wall if wall > 0 else None,
+    }
+    if recorder is not None:
+        from linkage_lab.evaluation.video import save_rollout_video
+
+        report["video"] = save_rollout_video(recorder, video, progress=progress)
+    return report
+
+
+def default_out_dir(bundle: str | Path, policy: str, sprint: bool) -> Path:
+    """``outputs/sim2sim/<bundle folder>_<policy>[_sprint]``."""
+    from linkage_lab.paths import REPO_ROOT
+
+    name = f"{Path(bundle).resolve().name}_{policy}" + ("_sprint" if sprint else "")
+    return REPO_ROOT / "outputs" / "sim2sim" / name
+
+
+def write_report(report: dict[str, Any], out_dir: Path, force: bool = False) -> Path:
+    """Write ``sim2sim.json`` into ``out_dir``, whole or not at all (:func:`~linkage_lab.outputs.write_output`).
+
+    Raises:
+        OutputWriteError: ``out_dir`` could not be written; the report went to a temp folder it names.
+    """
+    from linkage_lab.io import write_json_atomic
+    from linkage_lab.outputs import write_output
+
+    write_output(out_dir, SIM2SIM_COMMAND, lambda folder: write_json_atomic(folder / REPORT_FILE, report), force)
+    return Path(out_dir) / REPORT_FILE

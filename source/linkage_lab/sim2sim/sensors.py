@@ -1,0 +1,137 @@
+"""What a robot senses in the closed-chain simulation: motor encoders, the IMU, and odometry.
+
+A sim-to-sim runner gives the robot-side code only these readings, never the simulator's joint
+angles: the motor encoders (angle, speed and the torque last applied, per motor in actuator order),
+the IMU on the base (gyro, accelerometer, orientation) and the base's odometry. The odometry is the
+simulator's true base position and velocity: an ideal state estimator, no drift and no noise. A task
+that observes the base's linear velocity (both robots' velocity tasks) reads it from there; on a real
+robot it would come from a leg-odometry or visual-inertial estimator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from linkage_lab.sim2sim.mjcf import FREE_JOINT
+from linkage_lab.sim2sim.model import ClosedChainModel
+
+
+def quat_to_matrix(quat_wxyz: np.ndarray) -> np.ndarray:
+    """The rotation matrix of a unit quaternion ``(w, x, y, z)`` (body → world)."""
+    w, x, y, z = np.asarray(quat_wxyz, dtype=float) / np.linalg.norm(quat_wxyz)
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def quat_to_rpy(quat_wxyz: np.ndarray) -> np.ndarray:
+    """Roll, pitch, yaw (rad, ZYX convention) of a unit quaternion ``(w, x, y, z)``."""
+    w, x, y, z = np.asarray(quat_wxyz, dtype=float) / np.linalg.norm(quat_wxyz)
+    roll = np.arctan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
+    pitch = np.arcsin(np.clip(2 * (w * y - z * x), -1.0, 1.0))
+    yaw = np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return np.array([roll, pitch, yaw])
+
+
+@dataclass(frozen=True)
+class Sensors:
+    """One reading of everything the robot senses.
+
+    Attributes:
+        time_s: Simulated time (s).
+        motor_pos_rad: Motor encoder angles (rad, actuator order; a linkage motor's from its neutral).
+        motor_vel_rads: Motor speeds (rad/s, actuator order).
+        motor_torque_nm: The torque each motor applied over the last physics step (N·m), what a driver
+            reports from its current.
+        gyro_b: IMU angular velocity in the base frame (rad/s).
+        accelerometer_b: IMU specific force in the base frame (m/s²).
+        quat_wxyz: IMU orientation, base → world, ``(w, x, y, z)``.
+        base_pos_w: Odometry: base position in the world (m).
+        base_lin_vel_b: Odometry: base linear velocity in the base frame (m/s).
+    """
+
+    time_s: float
+    motor_pos_rad: np.ndarray
+    motor_vel_rads: np.ndarray
+    motor_torque_nm: np.ndarray
+    gyro_b: np.ndarray
+    accelerometer_b: np.ndarray
+    quat_wxyz: np.ndarray
+    base_pos_w: np.ndarray
+    base_lin_vel_b: np.ndarray
+
+    @property
+    def projected_gravity_b(self) -> np.ndarray:
+        """The unit gravity direction in the base frame ((0, 0, −1) when level), from the IMU's orientation."""
+        return quat_to_matrix(self.quat_wxyz).T @ np.array([0.0, 0.0, -1.0])
+
+    @property
+    def roll_pitch_yaw_rad(self) -> np.ndarray:
+        """Base roll, pitch, yaw (rad) from the IMU's orientation."""
+        return quat_to_rpy(self.quat_wxyz)
+
+    @property
+    def heading_velocity_mps(self) -> tuple[float, float]:
+        """Odometry: base velocity along its heading and to its left (m/s), the yaw-only frame."""
+        velocity_w = quat_to_matrix(self.quat_wxyz) @ self.base_lin_vel_b
+        yaw = self.roll_pitch_yaw_rad[2]
+        forward = np.cos(yaw) * velocity_w[0] + np.sin(yaw) * velocity_w[1]
+        lateral = -np.sin(yaw) * velocity_w[0] + np.cos(yaw) * velocity_w[1]
+        return float(forward), float(lateral)
+
+
+class SensorReader:
+    """Reads :class:`Sensors` from a compiled closed-chain model's ``MjData``.
+
+    Args:
+        chain: The closed-chain model (motors, IMU site name).
+        model: Its compiled ``mujoco.MjModel``.
+
+    Raises:
+        ValueError: The model has no floating base or lacks the IMU's sensors.
+    """
+
+    def __init__(self, chain: ClosedChainModel, model: Any):
+        import mujoco
+
+        self.chain = chain
+
+        def sensor_slice(suffix: str) -> slice:
+            index = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, f"{chain.imu_site}_{suffix}")
+            if index < 0:
+                raise ValueError(f"{chain.name}: the MuJoCo model has no sensor {chain.imu_site}_{suffix}")
+            start = int(model.sensor_adr[index])
+            return slice(start, start + int(model.sensor_dim[index]))
+
+        self._gyro, self._accelerometer, self._quat = (sensor_slice(s) for s in ("gyro", "accelerometer", "quat"))
+        free = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, FREE_JOINT)
+        if free < 0:
+            raise ValueError(f"{chain.name}: sim-to-sim needs a floating base (build it with floating_base=True)")
+        self._qpos = int(model.jnt_qposadr[free])
+        self._qvel = int(model.jnt_dofadr[free])
+        self._binding = chain.bind(model)
+
+    def read(self, data: Any) -> Sensors:
+        """The readings of ``data`` now (after ``mj_step``/``mj_forward``, which fill the sensors)."""
+        motor_pos, motor_vel = self.chain.motor_state(data)
+        quat = data.sensordata[self._quat].copy()
+        # A free joint's linear velocity is in the world frame; odometry reports it in the base frame.
+        lin_vel_w = data.qvel[self._qvel : self._qvel + 3]
+        return Sensors(
+            time_s=float(data.time),
+            motor_pos_rad=motor_pos,
+            motor_vel_rads=motor_vel,
+            motor_torque_nm=data.ctrl[self._binding.actuators].copy(),
+            gyro_b=data.sensordata[self._gyro].copy(),
+            accelerometer_b=data.sensordata[self._accelerometer].copy(),
+            quat_wxyz=quat,
+            base_pos_w=data.qpos[self._qpos : self._qpos + 3].copy(),
+            base_lin_vel_b=quat_to_matrix(quat).T @ lin_vel_w,
+        )

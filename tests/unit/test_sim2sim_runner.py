@@ -1,0 +1,325 @@
+"""Sim-to-sim on the closed-chain models: scripted rollouts, the robot-side conversions, and bad input.
+
+The bundles here are made by hand from each robot's config (no Isaac Lab): a zero-action ``policy.onnx``,
+``metadata.json`` in the export's layout, and the robot-side files the export writes (the Limit's
+``deploy.json``, Marvin's ankle bridge).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import mujoco
+import numpy as np
+import onnx
+import pytest
+import torch
+from onnx import TensorProto, helper
+
+from linkage_lab.cli.main import main
+from linkage_lab.kinematics.rsu_ankle import ik_and_jacobian
+from linkage_lab.robots.registry import get_robot
+from linkage_lab.sim2sim.bundle import BundleError, load_bundle
+from linkage_lab.sim2sim.drive import MotorCommand, driver_clamp, motor_pd_torque
+from linkage_lab.sim2sim.metrics import FallRule
+from linkage_lab.sim2sim.runner import parse_command, run_sim2sim
+from linkage_lab.sim2sim.sensors import SensorReader
+
+pytestmark = pytest.mark.unit
+
+TERMS = (
+    ("base_lin_vel", "base_lin_vel", 3),
+    ("base_ang_vel", "base_ang_vel", 3),
+    ("projected_gravity", "projected_gravity", 3),
+    ("velocity_commands", "generated_commands", 3),
+    ("joint_pos", "joint_pos_rel", None),
+    ("joint_vel", "joint_vel_rel", None),
+    ("actions", "last_action", None),
+)
+
+
+def _zero_policy(path, obs_size: int, action_size: int) -> None:
+    """``actions = obs · 0``: the default pose, whatever the observation."""
+    weight = helper.make_tensor("w", TensorProto.FLOAT, [obs_size, action_size], [0.0] * (obs_size * action_size))
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["obs", "w"], ["actions"])],
+        "zero",
+        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [1, obs_size])],
+        [helper.make_tensor_value_info("actions", TensorProto.FLOAT, [1, action_size])],
+        [weight],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+
+
+def _metadata(robot: str, kp: list[float], kd: list[float]) -> dict:
+    spec = get_robot(robot)
+    chain = spec.closed_chain()
+    names = list(spec.joint_names)
+    default = [chain.default_joint_pos.get(n, 0.0) for n in names]
+    layout = [
+        {"name": name, "size": size or len(names), "scale": 1.0, "clip": None, "function": f"isaaclab.mdp.{function}"}
+        for name, function, size in TERMS
+    ]
+    return {
+        "robot": robot,
+        "task": f"hand-made {robot} bundle",
+        "control_period_s": 0.02,
+        "joint_names": names,
+        "default_joint_pos": default,
+        "action_scale": [0.25] * len(names),
+        "action_offset": default,
+        "action_clip": 12.0,
+        "action_target_clip": None,
+        "kp": kp,
+        "kd": kd,
+        "observation_layout": layout,
+        "observation_size": sum(term["size"] for term in layout),
+    }
+
+
+def _write_bundle(folder, metadata: dict) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "metadata.json").write_text(json.dumps(metadata))
+    _zero_policy(folder / "policy.onnx", metadata["observation_size"], len(metadata["joint_names"]))
+
+
+@pytest.fixture(scope="module")
+def limit_bundle(tmp_path_factory):
+    from linkage_lab.robots.limit.deploy import write_deploy_config
+
+    control = get_robot("limit").config().control
+    folder = tmp_path_factory.mktemp("bundles") / "limit"
+    metadata = _metadata("limit", [control.stiffness_nm_per_rad] * 12, [control.damping_nms_per_rad] * 12)
+    _write_bundle(folder, metadata)
+    write_deploy_config(folder, metadata)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def marvin_bundle(tmp_path_factory):
+    from linkage_lab.deploy.ankle_bridge import export_ankle_bridge
+
+    spec = get_robot("marvin")
+    control = spec.config().control
+
+    def group(name: str) -> str:
+        """The config's gain group of a joint: arm, ankle, knee, else hip."""
+        kind = name.split("_", 1)[1]
+        if kind in ("shoulder_pitch", "elbow"):
+            return "arm"
+        return next((g for g in ("ankle", "knee") if g in kind), "hip")
+
+    kp = [control.stiffness[group(n)] for n in spec.joint_names]
+    kd = [control.damping[group(n)] for n in spec.joint_names]
+    folder = tmp_path_factory.mktemp("bundles") / "marvin"
+    _write_bundle(folder, {**_metadata("marvin", kp, kd), "ankle_gain_mode": "host_torque"})
+    export_ankle_bridge(folder / "ankle_bridge", robot="marvin")
+    return folder
+
+
+# --- rollouts ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("robot", ["limit", "marvin"])
+def test_scripted_rollout_stays_upright(robot, limit_bundle, marvin_bundle):
+    """2 s of the robot's scripted gait through the bundle's robot side on the closed chain: no fall and
+    finite numbers. The Limit trots at 0.3 m/s; Marvin runs its sprint gait (the tuned one; its velocity
+    gait is the NAO lesson scaled, untuned) refereed as the sprint."""
+    if robot == "limit":
+        report = run_sim2sim(limit_bundle, (0.3, 0.0), 2.0, policy="scripted")
+        assert report["tracking"]["mean_forward_speed_mps"] > 0.0  # 0.5 s crouch, then a 1 s step ramp
+    else:
+        report = run_sim2sim(marvin_bundle, None, 2.0, sprint=True, policy="scripted")
+        assert not report["sprint"]["fell"] and report["sprint"]["distance_m"] > 0.0
+    assert report["falls"] == 0 and report["ended_reason"] == "duration"
+    assert report["control_steps"] == 100
+    assert report["simulated_s"] == pytest.approx(2.0)
+    assert report["motor_torques"]["samples"] == 1000  # every 2 ms physics step
+    for motor in report["motor_torques"]["motors"]:
+        assert math.isfinite(motor["rms_nm"]) and motor["peak_nm"] <= motor["limit_nm"] + 1e-9
+    assert math.isfinite(report["tracking"]["lin_vel_xy_rms_mps"])
+
+
+def test_zero_action_policy_stands(limit_bundle):
+    """The bundle path (ONNX at the control rate): a zero action holds the default pose without a fall."""
+    report = run_sim2sim(limit_bundle, (0.0, 0.0), 1.0)
+    assert report["falls"] == 0
+    assert abs(report["tracking"]["mean_forward_speed_mps"]) < 0.05
+
+
+# --- the robot-side conversions ---------------------------------------------------------------------------------
+
+
+def _at_rest(chain, pose=None):
+    model = chain.compile()
+    data = mujoco.MjData(model)
+    chain.reset(data, pose)
+    mujoco.mj_step1(model, data)
+    return data, SensorReader(chain, model).read(data)
+
+
+def test_limit_motor_targets_are_j_times_joint_targets(limit_bundle):
+    """The Limit's JointTargets become motor targets θ* = J q* with J = [[1, 0], [1, 1]] (robots.md §1.3):
+    hip motor = q_hip, knee motor = q_hip + q_knee, ankle = q_ankle; motor stiffness J⁻ᵀ K J⁻¹ on the
+    diagonal (hip k_h + k_k, knee k_k); the knee id's wire record carries the knee motor's angle."""
+    bundle = load_bundle(limit_bundle)
+    chain = get_robot("limit").closed_chain()
+    io = get_robot("limit").extra("sim2sim_io")(bundle, chain)
+    rng = np.random.default_rng(0)
+    pose = {name: value + rng.uniform(-0.1, 0.1) for name, value in chain.default_joint_pos.items()}
+    q_star = np.array([pose[name] for name in chain.joint_names])
+    # At rest in the target pose the coupling fold-in (from the sample's error) is zero.
+    _, sensors = _at_rest(chain, pose)
+    command = io.target_command(sensors, q_star)
+    motors = list(chain.motor_names)
+    k = bundle.metadata["kp"][0]
+    for leg in ("fl", "fr", "rl", "rr"):
+        hip, knee, ankle = (pose[f"{leg}_{j}"] for j in ("hip", "knee", "ankle"))
+        for motor, expected in ((leg + "_hip", hip), (leg + "_knee_motor", hip + knee), (leg + "_ankle", ankle)):
+            assert command.position_rad[motors.index(motor)] == pytest.approx(expected, abs=1e-9)
+        assert command.kp[motors.index(leg + "_hip")] == pytest.approx(2 * k)
+        assert command.kp[motors.index(leg + "_knee_motor")] == pytest.approx(k)
+    samples = {s.joint_id: s for s in io.samples(sensors)}
+    assert samples[2].pos_rad == pytest.approx(pose["fl_hip"] + pose["fl_knee"], abs=1e-6)
+
+
+def _ankle_geometry(chain, side):
+    (group,) = [g for g in chain.linkages if g.joints[0] == f"{side}_ankle_pitch"]
+    return group, group.make_transmission().geometry
+
+
+def test_marvin_crank_targets_equal_library_ik(marvin_bundle):
+    """motor_pd mode: the bridge's crank targets equal the library's IK of the pitch/roll targets, and the
+    crank gains are J⁻ᵀ diag(k) J⁻¹ with the library's J at the sensed pose (never the joint gains)."""
+    bundle = load_bundle(marvin_bundle)
+    chain = get_robot("marvin").closed_chain()
+    io = get_robot("marvin").extra("sim2sim_io")(bundle, chain, ankle_mode="motor_pd")
+    _, sensors = _at_rest(chain)
+    q_star = np.asarray(bundle.metadata["default_joint_pos"], dtype=float)
+    names = list(chain.joint_names)
+    targets = {"left": (0.3, -0.15), "right": (-0.4, 0.2)}
+    for side, (pitch, roll) in targets.items():
+        q_star[names.index(f"{side}_ankle_pitch")], q_star[names.index(f"{side}_ankle_roll")] = pitch, roll
+    command = io.target_command(sensors, q_star)
+    motors = list(chain.motor_names)
+    kp = np.asarray(bundle.metadata["kp"])
+    for side, (pitch, roll) in targets.items():
+        group, geometry = _ankle_geometry(chain, side)
+        crank, _ = ik_and_jacobian(geometry, torch.tensor([[pitch, roll]], dtype=torch.float64))
+        index = [motors.index(m) for m in group.motors]
+        assert command.position_rad[index] == pytest.approx(crank.numpy().reshape(-1), abs=2e-6)
+        standing = [chain.default_joint_pos.get(j, 0.0) for j in group.joints]
+        _, jac = ik_and_jacobian(geometry, torch.tensor([standing], dtype=torch.float64))
+        inverse = np.linalg.inv(jac.numpy()[0])
+        joint_kp = np.diag([kp[names.index(j)] for j in group.joints])
+        assert command.kp[np.ix_(index, index)] == pytest.approx(inverse.T @ joint_kp @ inverse, rel=1e-4)
+
+
+def test_marvin_host_torque_is_j_inverse_transpose_of_the_joint_pd(marvin_bundle):
+    """host_torque mode: cranks get kp = kd = 0 and, every physics step, τ_m = J⁻ᵀ K_j (q* − q) at the pose
+    the bridge's FK reads off the crank encoders (at rest, the true pose)."""
+    bundle = load_bundle(marvin_bundle)
+    chain = get_robot("marvin").closed_chain()
+    io = get_robot("marvin").extra("sim2sim_io")(bundle, chain)
+    pose = {**chain.default_joint_pos, "left_ankle_pitch": 0.2, "left_ankle_roll": 0.1}
+    _, sensors = _at_rest(chain, pose)
+    q_star = np.array([pose.get(n, 0.0) for n in chain.joint_names])
+    names = list(chain.joint_names)
+    q_star[names.index("left_ankle_pitch")] += 0.05
+    command = io.target_command(sensors, q_star)
+    group, geometry = _ankle_geometry(chain, "left")
+    index = [list(chain.motor_names).index(m) for m in group.motors]
+    assert not np.any(command.kp[np.ix_(index, index)]) and not np.any(command.kd[np.ix_(index, index)])
+    _, jac = ik_and_jacobian(geometry, torch.tensor([[0.2, 0.1]], dtype=torch.float64))
+    joint_torque = np.array([bundle.metadata["kp"][names.index("left_ankle_pitch")] * 0.05, 0.0])
+    expected = np.linalg.solve(jac.numpy()[0].T, joint_torque)
+    assert command.host(sensors)[index] == pytest.approx(expected, rel=1e-3, abs=1e-3)
+
+
+def test_driver_pd_per_motor_and_coupled(limit_bundle):
+    """τ = K_p (θ* − θ) + K_d (θ̇* − θ̇) with per-motor or matrix gains; the clamp is the driver's max torque."""
+    chain = get_robot("limit").closed_chain()
+    _, sensors = _at_rest(chain)
+    n = len(chain.motors)
+    error = np.linspace(-0.1, 0.1, n)
+    target = sensors.motor_pos_rad + error
+    diagonal = MotorCommand(target, sensors.motor_vel_rads, np.full(n, 20.0), np.zeros(n), np.full(n, 1.0))
+    assert motor_pd_torque(diagonal, sensors) == pytest.approx(20.0 * error)
+    gain = np.eye(n) * 20.0 + np.eye(n, k=1) * -5.0
+    coupled = MotorCommand(target, sensors.motor_vel_rads, gain, np.zeros((n, n)), np.full(n, 1.0))
+    assert motor_pd_torque(coupled, sensors) == pytest.approx(gain @ error)
+    assert np.abs(driver_clamp(diagonal, motor_pd_torque(diagonal, sensors))).max() == pytest.approx(1.0)
+
+
+def test_fall_rule():
+    """Height: the sprint's fraction 0.20 / 0.333 of the standing height; tilt beyond 60°."""
+    rule = FallRule.from_standing_height(0.5)
+    assert rule.height_m == pytest.approx(0.5 * 0.20 / 0.33309, rel=1e-3)
+    level = np.array([0.0, 0.0, -1.0])
+    tilted = np.array([math.sin(math.radians(61.0)), 0.0, -math.cos(math.radians(61.0))])
+    assert rule.check(0.5, level) is None
+    assert rule.check(0.1, level) == "height"
+    assert rule.check(0.5, tilted) == "tilt"
+
+
+# --- bad input --------------------------------------------------------------------------------------------------
+
+
+def test_missing_bundle_is_clear(tmp_path, capsys):
+    assert main(["sim2sim", "--bundle", str(tmp_path / "nowhere")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(BundleError, match="no metadata.json"):
+        load_bundle(tmp_path / "empty")
+
+
+def test_corrupt_metadata_is_clear(tmp_path, limit_bundle, capsys):
+    folder = tmp_path / "corrupt"
+    shutil.copytree(limit_bundle, folder)
+    (folder / "metadata.json").write_text("{not json")
+    assert main(["sim2sim", "--bundle", str(folder)]) == 2
+    assert "not readable JSON" in capsys.readouterr().err
+    metadata = json.loads((limit_bundle / "metadata.json").read_text())
+    del metadata["kp"]
+    (folder / "metadata.json").write_text(json.dumps(metadata))
+    with pytest.raises(BundleError, match="lacks kp"):
+        load_bundle(folder)
+    metadata = json.loads((limit_bundle / "metadata.json").read_text())
+    (folder / "metadata.json").write_text(json.dumps({**metadata, "action_scale": [0.25] * 3}))
+    with pytest.raises(BundleError, match="action_scale needs 12 values"):
+        load_bundle(folder)
+
+
+def test_unknown_robot_is_clear(tmp_path, limit_bundle, capsys):
+    folder = tmp_path / "robotless"
+    shutil.copytree(limit_bundle, folder)
+    metadata = json.loads((folder / "metadata.json").read_text())
+    (folder / "metadata.json").write_text(json.dumps({**metadata, "robot": "nobody"}))
+    assert main(["sim2sim", "--bundle", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown robot 'nobody'" in err and "limit" in err
+
+
+def test_limit_bundle_without_deploy_config_is_clear(tmp_path, limit_bundle):
+    folder = tmp_path / "no_deploy"
+    shutil.copytree(limit_bundle, folder)
+    (folder / "deploy.json").unlink()
+    with pytest.raises(BundleError, match="lacks deploy.json"):
+        run_sim2sim(folder, (0.3, 0.0), 0.1)
+
+
+@pytest.mark.parametrize("text", ["fast", "0.3,0,1", "0.3;0.1", "", "nan"])
+def test_malformed_command_is_clear(text, limit_bundle, capsys):
+    with pytest.raises(ValueError, match="VX or VX,WZ"):
+        parse_command(text)
+    assert main(["sim2sim", "--bundle", str(limit_bundle), f"--command={text}"]) == 2
+    assert "--command" in capsys.readouterr().err
+
+
+def test_parse_command():
+    assert parse_command("0.3") == (0.3, 0.0)
+    assert parse_command("-0.2, 0.5") == (-0.2, 0.5)
