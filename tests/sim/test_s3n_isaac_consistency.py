@@ -3,32 +3,11 @@
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 
 pytestmark = pytest.mark.sim
 MODELS = ("kin_only", "s3n_act", "s3n_full")
-
-
-def test_urdf_leg_body_lumps_the_generated_lower_leg():
-    from linkage_lab.robots.limit.s3n import described_leg
-
-    body, across_m = described_leg("fl", ankle_rad=0.6)
-    # By hand from configs/robots/limit.yaml and robots/limit/description.py: the lower link is the
-    # 0.085 m rod (0.10 kg) and the ankle motor 15 mm below the knee (0.38 kg), then, turned 0.6 rad
-    # with the ankle about the ankle axis 85 mm below the knee, the ankle block's centre 2 mm below
-    # that axis (0.08 kg) and the foot plate's at (+10 mm, -7 mm) (0.05 kg).
-    c, s = math.cos(0.6), math.sin(0.6)
-    block_x, block_z = s * -0.002, c * -0.002
-    foot_x, foot_z = c * 0.010 + s * -0.007, -s * 0.010 + c * -0.007
-    mass = 0.10 + 0.38 + 0.08 + 0.05
-    along = (0.10 * 0.0425 + 0.38 * 0.015 + 0.08 * (0.085 - block_z) + 0.05 * (0.085 - foot_z)) / mass
-    assert body.shank.mass_kg == pytest.approx(mass)
-    assert body.shank.com_m == pytest.approx(along, rel=1e-9)
-    assert across_m == pytest.approx((0.08 * block_x + 0.05 * foot_x) / mass, rel=1e-9)
-    assert body.thigh.mass_kg == pytest.approx(0.15) and body.thigh.com_m == pytest.approx(0.05)
-    assert body.thigh_length_m == pytest.approx(0.100)
 
 
 def test_isaac_leg_matches_standalone_serial_leg(capsys):

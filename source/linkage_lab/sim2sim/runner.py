@@ -206,27 +206,17 @@ def run_sim2sim(
         BundleError: The bundle cannot be run (missing, corrupt metadata, unknown robot, no closed chain).
         ValueError: An unknown ``policy``, or a duration that is not positive.
     """
-    import mujoco
-    import torch
-    from tqdm import tqdm
-
     from linkage_lab.sim2sim.scripted import ScriptedTargets, scripted_gait
     from linkage_lab.sprint.rules import SprintCfg, SprintTracker
 
-    if policy not in POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; known: {', '.join(POLICIES)}")
-    if duration_s is None and not sprint:
-        raise ValueError("a run needs a duration (only a sprint runs to its time limit)")
-    if duration_s is not None and not duration_s > 0:
-        raise ValueError(f"duration must be positive, got {duration_s}")
+    _check_request(policy, duration_s, sprint)
     bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
     spec, factory = resolve_robot(bundle)
     start = time.perf_counter()
     run = _Run(bundle, spec, factory, dict(io_options or {}))
-    io = run.io
-    hold = None
+    hold, tracker = None, None
     if sprint:
-        base_command, hold = _sprint_setup(io, command, policy == "scripted")
+        base_command, hold = _sprint_setup(run.io, command, policy == "scripted")
         rules = SprintCfg(fall_height_m=run.fall_rule.height_m)
         tracker = SprintTracker(1, rules)
         duration_s = rules.time_limit_s if duration_s is None else min(duration_s, rules.time_limit_s)
@@ -236,18 +226,58 @@ def run_sim2sim(
     if policy == "scripted":
         gait = scripted_gait(bundle.robot, sprint, bundle.joint_names)
         scripted = ScriptedTargets(gait, bundle.joint_names, bundle.control_period_s)
-    recorder = None
-    if video is not None:
-        from linkage_lab.description.build import asset_paths
-        from linkage_lab.evaluation.video import RolloutRecorder
+    recorder = _recorder(bundle) if video is not None else None
+    ended, fall, sprint_metrics = _drive(
+        run, bundle, base_command, hold, scripted, tracker, recorder, duration_s, progress
+    )
+    report = _report(run, bundle, scripted, base_command, hold, duration_s, time.perf_counter() - start)
+    report.update(ended_reason=ended, falls=int(fall is not None), fall_rate=float(fall is not None), fall=fall)
+    report["sprint"] = sprint_metrics
+    if recorder is not None:
+        from linkage_lab.evaluation.video import save_rollout_video
 
-        recorder = RolloutRecorder(list(bundle.joint_names), bundle.control_period_s, asset_paths(bundle.robot)["urdf"])
+        report["video"] = save_rollout_video(recorder, video, progress=progress)
+    return report
 
+
+def _check_request(policy: str, duration_s: float | None, sprint: bool) -> None:
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; known: {', '.join(POLICIES)}")
+    if duration_s is None and not sprint:
+        raise ValueError("a run needs a duration (only a sprint runs to its time limit)")
+    if duration_s is not None and not duration_s > 0:
+        raise ValueError(f"duration must be positive, got {duration_s}")
+
+
+def _recorder(bundle: Bundle) -> Any:
+    """A recorder of the run for the evaluation's offscreen renderer (the serial URDF posed from the run)."""
+    from linkage_lab.description.build import asset_paths
+    from linkage_lab.evaluation.video import RolloutRecorder
+
+    return RolloutRecorder(list(bundle.joint_names), bundle.control_period_s, asset_paths(bundle.robot)["urdf"])
+
+
+def _drive(
+    run: _Run,
+    bundle: Bundle,
+    base_command: np.ndarray,
+    hold: dict[str, float] | None,
+    scripted: Any,
+    tracker: Any,
+    recorder: Any,
+    duration_s: float,
+    progress: bool,
+) -> tuple[str, dict[str, Any] | None, dict[str, Any] | None]:
+    """The control loop: ``(ended_reason, fall, sprint metrics)``."""
+    import torch
+    from tqdm import tqdm
+
+    io = run.io
     io.reset()
     ticks = int(round(duration_s / bundle.control_period_s))
     ended, fall, sprint_metrics = "duration", None, None
     sensors = run.sense()
-    if sprint:
+    if tracker is not None:
         tracker.update(0.0, torch.as_tensor(sensors.base_pos_w).reshape(1, 3))
     with tqdm(total=ticks, desc="sim2sim", unit="tick", disable=not progress, mininterval=2.0) as bar:
         for tick in range(ticks):
@@ -275,22 +305,35 @@ def run_sim2sim(
             reason = run.fall_rule.check(float(sensors.base_pos_w[2]), sensors.projected_gravity_b)
             if reason is not None:
                 ended, fall = "fell", {"time_s": round(run.data.time, 9), "by": reason}
-            if sprint:
-                done = tracker.update(
-                    round((tick + 1) * bundle.control_period_s, 9), torch.as_tensor(sensors.base_pos_w).reshape(1, 3)
-                )
+            if tracker is not None:
+                now = round((tick + 1) * bundle.control_period_s, 9)
+                done = tracker.update(now, torch.as_tensor(sensors.base_pos_w).reshape(1, 3))
                 if bool(done[0]):
                     sprint_metrics = tracker.metrics(0)
                     ended = sprint_metrics["ended_reason"]
                     break
             if fall is not None:
                 break
-    if sprint and sprint_metrics is None:
+    if tracker is not None and sprint_metrics is None:
         # A tilt fall, a duration cap or a non-finite state stopped the run before the referee did.
         sprint_metrics = _race_as_it_stands(tracker, "fell" if fall is not None else ended)
-    wall = time.perf_counter() - start
+    return ended, fall, sprint_metrics
+
+
+def _report(
+    run: _Run,
+    bundle: Bundle,
+    scripted: Any,
+    base_command: np.ndarray,
+    hold: dict[str, float] | None,
+    duration_s: float,
+    wall_s: float,
+) -> dict[str, Any]:
+    """The report of a finished run (``sim2sim.json``; the caller adds the outcome: fall, sprint, video)."""
+    import mujoco
+
     simulated = float(run.data.time)
-    report = {
+    return {
         "schema_version": SCHEMA_VERSION,
         "bundle": str(bundle.path),
         "robot": bundle.robot,
@@ -313,25 +356,20 @@ def run_sim2sim(
         "duration_s": float(duration_s),
         "simulated_s": simulated,
         "control_steps": run.tracking.samples,
-        "ended_reason": ended,
+        "ended_reason": None,
         "episodes": 1,
-        "falls": int(fall is not None),
-        "fall_rate": float(fall is not None),
-        "fall": fall,
+        "falls": None,
+        "fall_rate": None,
+        "fall": None,
         "fall_rule": run.fall_rule.describe(),
         "tracking": run.tracking.summary(),
         "footfalls": run.footfalls.summary(),
         "motor_torques": run.torques.summary(),
-        "robot_side": {**io.describe(), "counts": run.notes},
-        "sprint": sprint_metrics,
-        "wall_time_s": wall,
-        "realtime_factor": simulated / wall if wall > 0 else None,
+        "robot_side": {**run.io.describe(), "counts": run.notes},
+        "sprint": None,
+        "wall_time_s": wall_s,
+        "realtime_factor": simulated / wall_s if wall_s > 0 else None,
     }
-    if recorder is not None:
-        from linkage_lab.evaluation.video import save_rollout_video
-
-        report["video"] = save_rollout_video(recorder, video, progress=progress)
-    return report
 
 
 def default_out_dir(bundle: str | Path, policy: str, sprint: bool) -> Path:

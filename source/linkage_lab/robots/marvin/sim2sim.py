@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from linkage_lab.robots.marvin.joints import SIDES
+from linkage_lab.robots.marvin.race import HEADING_HOLD_GAIN_PER_S, RACE_COMMAND_MPS
 from linkage_lab.sim2sim.bundle import Bundle, BundleError, BundlePolicy
 from linkage_lab.sim2sim.drive import MotorCommand
 from linkage_lab.sim2sim.sensors import Sensors
@@ -30,10 +31,11 @@ ANKLE_MODES = ("host_torque", "motor_pd")
 #: FK's last Newton step above this flags an estimate that did not converge (rad; the bridge's doc).
 FK_CONVERGED_RAD = 1e-6
 #: The residual sprint's command (``LinkageLab-Sprint-Marvin-Residual``): the top of the residual task's
-#: forward range, and its heading hold (gain, and the top of its yaw-rate range).
-RESIDUAL_RACE = {"forward_mps": 0.6, "heading_gain_per_s": 0.5, "yaw_rate_limit_rads": 0.2}
+#: forward and yaw-rate ranges (``tests/unit/test_sim2sim_runner.py`` checks them against the task), and
+#: the race's heading hold.
+RESIDUAL_RACE = {"forward_mps": 0.6, "heading_gain_per_s": HEADING_HOLD_GAIN_PER_S, "yaw_rate_limit_rads": 0.2}
 #: The plain sprint's command (``LinkageLab-Sprint-Marvin``): forward only.
-PLAIN_RACE = {"forward_mps": 0.5}
+PLAIN_RACE = {"forward_mps": RACE_COMMAND_MPS}
 
 
 class AnkleBridge:

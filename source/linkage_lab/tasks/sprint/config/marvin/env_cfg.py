@@ -13,6 +13,7 @@ from isaaclab.utils import configclass
 
 from linkage_lab.robots.marvin.articulation import standing_height_m
 from linkage_lab.robots.marvin.gait import marvin_config
+from linkage_lab.robots.marvin.race import HEADING_HOLD_GAIN_PER_S, RACE_COMMAND_MPS
 from linkage_lab.sprint.rules import SprintCfg, fall_threshold
 from linkage_lab.tasks.sprint import mdp as sprint_mdp
 from linkage_lab.tasks.velocity.config.marvin.env_cfg import MarvinFlatEnvCfg
@@ -20,11 +21,6 @@ from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import MarvinResi
 
 #: Start position behind the start line (m, along +x from the env origin).
 START_X_M = -0.3
-#: Forward speed command a velocity policy races with (m/s).
-RACE_COMMAND_MPS = 0.5
-#: Yaw-rate command per radian of heading error in the residual race (1/s): 0.2 rad/s, the top of the
-#: residual task's yaw-rate range, at 0.4 rad (23°) off the lane's direction.
-HEADING_HOLD_GAIN_PER_S = 0.5
 
 
 def marvin_sprint_rules() -> SprintCfg:
