@@ -7,7 +7,7 @@ slip allows. This trots the left and right legs at different stride speeds (the 
 and reports the mean body yaw rate and forward speed over the last 4 s. A rigid no-slip turn would
 give ``ω = (v_right − v_left) / w`` for a track width ``w`` of about 0.2 m.
 
-Run ``python -m linkage_lab.validation.limit_turn [--pairs VL,VR ...]``.
+Run ``python -m linkage_lab.robots.limit.turn [--pairs VL,VR ...]``.
 """
 
 from __future__ import annotations
