@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from linkage_lab.training.errors import TrainingConfigError
 from linkage_lab.training.parallel import merge_logs, split_envs
-from linkage_lab.training.trainer import TrainingConfigError, _check_workers
+from linkage_lab.training.vec_env import check_workers
 
 pytestmark = pytest.mark.unit
 
@@ -40,7 +41,7 @@ def test_logs_average_over_the_workers_that_report_a_key():
 )
 def test_bad_worker_counts_are_clear_errors(workers, num_envs, device, message):
     with pytest.raises(TrainingConfigError, match=message):
-        _check_workers(workers, num_envs, device)
+        check_workers(workers, num_envs, device)
 
 
 def test_default_is_one_process_per_core_with_enough_envs(monkeypatch):
@@ -48,15 +49,15 @@ def test_default_is_one_process_per_core_with_enough_envs(monkeypatch):
 
     monkeypatch.delenv("LINKAGE_LAB_WORKERS", raising=False)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    assert _check_workers(None, 256, "cpu") == 2
-    assert _check_workers(None, 48, "cpu") == 1  # 24 envs a process would be too few
-    assert _check_workers(None, 8, "cpu") == 1
-    assert _check_workers(None, 256, "cuda:0") == 1
+    assert check_workers(None, 256, "cpu") == 2
+    assert check_workers(None, 48, "cpu") == 1  # 24 envs a process would be too few
+    assert check_workers(None, 8, "cpu") == 1
+    assert check_workers(None, 256, "cuda:0") == 1
     monkeypatch.setenv("LINKAGE_LAB_WORKERS", "1")
-    assert _check_workers(None, 256, "cpu") == 1
+    assert check_workers(None, 256, "cpu") == 1
     monkeypatch.setenv("LINKAGE_LAB_WORKERS", "two")
     with pytest.raises(TrainingConfigError, match="LINKAGE_LAB_WORKERS must be a whole number"):
-        _check_workers(None, 256, "cpu")
+        check_workers(None, 256, "cpu")
 
 
 def test_shipped_wall_time_sums_sessions_not_the_pause_between_them():

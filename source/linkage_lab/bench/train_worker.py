@@ -73,7 +73,7 @@ def measure(task: str, num_envs: int, iterations: int, warmup: int, overrides: l
 def _vec_env(task: str, num_envs: int, overrides: list[str], workers: int) -> Iterator[tuple[Any, Any]]:
     """The rsl-rl ``VecEnv`` and agent config of the measurement, built as training builds them."""
     from linkage_lab.runtime import configure_cpu_threads, resolve_configs
-    from linkage_lab.training.trainer import training_vec_env
+    from linkage_lab.training.vec_env import training_vec_env
 
     env_cfg, agent_cfg = resolve_configs(task, overrides)
     configure_cpu_threads(env_cfg.sim.device)

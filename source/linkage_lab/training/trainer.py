@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 from linkage_lab.paths import LOG_DIR
 from linkage_lab.training.checkpoints import TRAINING_KEYS, CheckpointError, load_checkpoint, restore_runner
+from linkage_lab.training.errors import TrainingConfigError
 from linkage_lab.training.loop import LearnOutcome, run_learning
 from linkage_lab.training.resume import ResumePoint, resolve_resume
 from linkage_lab.training.runs import (
@@ -30,13 +30,10 @@ from linkage_lab.training.runs import (
     run_lock,
     write_record,
 )
+from linkage_lab.training.vec_env import check_workers, training_vec_env
 
 #: rsl-rl config keys Isaac Lab's own resume reads; this training path does not, so they are refused.
 IGNORED_AGENT_KEYS = ("agent.resume", "agent.load_run", "agent.load_checkpoint")
-
-
-class TrainingConfigError(ValueError):
-    """A training request that cannot run: sizes out of range, a refused key, a finished run."""
 
 
 @dataclass(frozen=True)
@@ -141,8 +138,9 @@ def train(
     means that many more. A new run from a checkpoint trains ``max_iterations`` more.
 
     ``workers`` > 1 splits the envs over that many simulation processes (CPU only, one per core;
-    :mod:`~linkage_lab.training.parallel`); ``None`` picks :func:`default_workers` (one per core on a
-    CPU, at least 32 envs each); a continued run keeps its count unless given.
+    :mod:`~linkage_lab.training.parallel`); ``None`` picks
+    :func:`~linkage_lab.training.vec_env.default_workers` (one per core on a CPU, at least 32 envs
+    each); a continued run keeps its count unless given.
 
     Raises:
         TrainingInterrupted: Ctrl-C; the last finished iteration is saved (see its ``result``).
@@ -179,7 +177,7 @@ def train(
     iterations = _session_iterations(point, record, agent_cfg, overrides, max_iterations, first)
     env_count = int(num_envs) if num_envs is not None else env_cfg.scene.num_envs
     validate_sizes(env_count, agent_cfg, iterations)
-    worker_count = _check_workers(workers, env_count, device)
+    worker_count = check_workers(workers, env_count, device)
     seed_value = int(seed) if seed is not None else int(agent_cfg.seed)
 
     session: dict[str, Any] = {"started_at": _now(), "first_iteration": first, "overrides": overrides}
@@ -288,88 +286,6 @@ def _check_run_task(checkpoint: Path, task: str) -> None:
         return
     if trained is not None and trained != task:
         raise CheckpointError(f"checkpoint {checkpoint} was trained on task {trained}, not {task}")
-
-
-#: Fewest envs per simulation process when the count is picked automatically: below it a process's
-#: fixed cost per step (Isaac Lab's managers, the learner's messages) outweighs the parallelism.
-MIN_ENVS_PER_WORKER = 32
-
-
-def default_workers(num_envs: int, device: str) -> int:
-    """The simulation process count when none is given: one per CPU core, at least 32 envs each; 1 on a GPU.
-
-    ``LINKAGE_LAB_WORKERS`` overrides it (e.g. ``1`` to keep the second core for another run).
-    """
-    import os
-
-    text = os.environ.get("LINKAGE_LAB_WORKERS", "").strip()
-    if text:
-        if not text.isdigit():
-            raise TrainingConfigError(f"LINKAGE_LAB_WORKERS must be a whole number, got {text!r}")
-        return int(text)
-    if not device.startswith("cpu"):
-        return 1
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(cores, num_envs // MIN_ENVS_PER_WORKER))
-
-
-def _check_workers(workers: int | None, num_envs: int, device: str) -> int:
-    """The simulation process count of a run (:func:`default_workers` when not given).
-
-    Raises:
-        TrainingConfigError: Not a whole number ≥ 1, more workers than envs, or several on a GPU.
-    """
-    count = default_workers(num_envs, device) if workers is None else workers
-    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-        raise TrainingConfigError(f"--workers must be a whole number of at least 1, got {workers!r}")
-    if count > num_envs:
-        raise TrainingConfigError(f"--workers {count} needs at least {count} envs, the run has {num_envs}")
-    if count > 1 and not device.startswith("cpu"):
-        raise TrainingConfigError(f"--workers runs CPU simulations side by side; on {device} use --workers 1")
-    return count
-
-
-@contextlib.contextmanager
-def training_vec_env(
-    task: str,
-    num_envs: int,
-    workers: int,
-    device: str,
-    overrides: list[str],
-    configs: tuple[Any, Any],
-    seed: int,
-    prepare: Any = None,
-) -> Iterator[tuple[Any, Any]]:
-    """The run's rsl-rl ``VecEnv`` and agent config: one Isaac Lab env here, or ``workers`` processes.
-
-    Args:
-        configs: The task's resolved ``(env_cfg, agent_cfg)`` with ``overrides`` applied.
-        seed: The env seed (worker ``r`` of several uses ``seed + r``).
-        prepare: Called with the env config before the envs are built (the run folder, the seed).
-    """
-    if workers == 1:
-        from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
-
-        from linkage_lab.runtime import make_env
-
-        with make_env(task, num_envs, device, overrides, env_cfg_hook=prepare) as (env, agent_cfg):
-            yield RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions), agent_cfg
-        return
-    from linkage_lab.console import say
-    from linkage_lab.training.parallel import ParallelVecEnv
-
-    env_cfg, agent_cfg = configs
-    env_cfg.scene.num_envs = num_envs
-    if prepare is not None:
-        prepare(env_cfg)
-    say(f"starting {workers} simulation processes ({num_envs} envs)")
-    vec = ParallelVecEnv(
-        task, num_envs, workers, device, overrides, seed, env_cfg, env_cfg.log_dir, agent_cfg.clip_actions
-    )
-    try:
-        yield vec, agent_cfg
-    finally:
-        vec.close()
 
 
 def _build_runner(env: Any, agent_cfg: Any, run_dir: Path) -> Any:
