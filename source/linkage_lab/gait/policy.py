@@ -27,6 +27,22 @@ def quat_xyzw_to_rpy(quat: torch.Tensor) -> torch.Tensor:
     return torch.stack((roll, pitch, yaw), dim=-1)
 
 
+def gait_targets(
+    gait: BipedGait | TrotGait,
+    time_s: float | torch.Tensor,
+    start_delay_s: float,
+    torso: TorsoState | None = None,
+    lane_y_m: Any = None,
+    forward_speed_mps: float | torch.Tensor | None = None,
+) -> dict[str, torch.Tensor]:
+    """Joint targets by name of either gait: the biped reads the ``torso`` (and holds ``lane_y_m``),
+    the trot follows ``forward_speed_mps``."""
+    if isinstance(gait, BipedGait):
+        return gait.joint_targets(time_s, torso, start_delay_s, lane_y_m)
+    array = gait.joint_targets(time_s, forward_speed_mps, start_delay_s)
+    return dict(zip(gait.cfg.joint_names, array.unbind(-1), strict=True))
+
+
 class ScriptedPolicy:
     """A phase-based gait driving a task's joint-position actions.
 
@@ -86,13 +102,12 @@ class ScriptedPolicy:
     def joint_targets(self) -> torch.Tensor:
         """Joint position targets (rad) in the action term's joint order, ``(num_envs, n)``."""
         if isinstance(self.gait, BipedGait):
-            targets = self.gait.joint_targets(self.time_s, self._torso(), self.start_delay_s, self.lane_y_m)
+            targets = gait_targets(self.gait, self.time_s, self.start_delay_s, self._torso(), self.lane_y_m)
         else:
             speed = self.forward_speed_mps
             if speed is None:
                 speed = self.env.command_manager.get_command("base_velocity")[:, 0].to(torch.float64)
-            array = self.gait.joint_targets(self.time_s, speed, self.start_delay_s)
-            targets = dict(zip(self.gait.cfg.joint_names, array.unbind(-1)))
+            targets = gait_targets(self.gait, self.time_s, self.start_delay_s, forward_speed_mps=speed)
         return torch.stack([targets[name] for name in self.joint_names], dim=-1).to(torch.float32)
 
     def actions_for(self, joint_targets: torch.Tensor) -> torch.Tensor:

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from linkage_lab.gait.biped import BipedGait, TorsoState
-from linkage_lab.gait.policy import describe
+from linkage_lab.gait.policy import describe, gait_targets
 from linkage_lab.sim2sim.sensors import Sensors
 
 #: Time the robot holds its crouch before stepping (s), as ScriptedPolicy's default.
@@ -75,12 +75,8 @@ class ScriptedTargets:
 
     def __call__(self, sensors: Sensors, command: np.ndarray) -> np.ndarray:
         """This tick's targets for the velocity ``command`` ``(v_x, v_y, ω_z)``; advances the clock."""
-        if isinstance(self.gait, BipedGait):
-            torso = self._torso(sensors)
-            by_name = self.gait.joint_targets(self.time_s, torso, self.start_delay_s, self.lane_y_m)
-            targets = {name: float(value[0]) for name, value in by_name.items()}
-        else:
-            array = self.gait.joint_targets(self.time_s, float(command[0]), self.start_delay_s)[0]
-            targets = dict(zip(self.gait.joint_names, array.tolist(), strict=True))
+        torso = self._torso(sensors) if isinstance(self.gait, BipedGait) else None
+        by_name = gait_targets(self.gait, self.time_s, self.start_delay_s, torso, self.lane_y_m, float(command[0]))
+        targets = {name: float(torch.as_tensor(value).reshape(-1)[0]) for name, value in by_name.items()}
         self.time_s += self.control_period_s
         return np.array([targets[name] for name in self.joint_names])
