@@ -53,3 +53,14 @@ def test_shipped_policy_walks_at_its_command(task, tmp_path):
     assert report["falls"] == 0
     speed = report["tracking"]["mean_forward_speed_mps"]
     assert abs(speed - command_mps) <= tolerance_mps, f"{task}: {speed:.3f} m/s at a {command_mps} m/s command"
+
+
+def test_shipped_marvin_finishes_the_sprint_in_its_lane():
+    """The residual race with lane keeping: the shipped Marvin finishes 10 m inside its 1 m lane (it measured
+    19.72 s, 0.20 m off the centre at most; with the heading hold alone it left the lane at 4.40 m)."""
+    from linkage_lab.sprint.runner import run_race
+
+    record = run_race("pretrained", "diamond", device="cpu", progress=False)
+    metrics = record.metrics
+    assert metrics["ended_reason"] == "finished", metrics
+    assert metrics["max_lateral_offset_m"] < 0.35

@@ -101,3 +101,18 @@ def test_residual_sprint_holds_the_lane_heading_within_the_trained_yaw_rates():
     # The from-scratch race keeps a plain zero yaw-rate command.
     plain = MarvinSprintEnvCfg().commands.base_velocity
     assert not plain.heading_command and plain.ranges.ang_vel_z == (0.0, 0.0)
+
+
+def test_residual_sprint_keeps_the_lane_with_every_trained_command_setting():
+    from linkage_lab.robots.marvin.race import LANE_LOOKAHEAD_M
+    from linkage_lab.tasks.sprint.commands import LaneKeepingVelocityCommand
+    from linkage_lab.tasks.sprint.config.marvin.env_cfg import MarvinResidualSprintEnvCfg
+    from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import MarvinResidualFlatEnvCfg
+
+    trained = MarvinResidualFlatEnvCfg().commands.base_velocity
+    race = MarvinResidualSprintEnvCfg().commands.base_velocity
+    assert race.class_type is LaneKeepingVelocityCommand and race.lookahead_m == LANE_LOOKAHEAD_M
+    for name in ("asset_name", "debug_vis"):
+        assert getattr(race, name) == getattr(trained, name), name
+    # The race's own settings survive the change of command class.
+    assert race.resampling_time_range == (90.0, 90.0) and race.ranges.lin_vel_x == (0.6, 0.6)

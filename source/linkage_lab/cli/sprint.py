@@ -124,6 +124,7 @@ def _print_summary(record: Any, ankle: str, files: dict[str, Path]) -> None:
     )
     overall = m["ankle_replay"].get("overall", {})
     if overall:
-        print(f"  ankle torque outside the real feasible set: {overall.get('fraction_outside')} of control steps")
+        outside = overall.get("fraction_outside", float("nan"))
+        print(f"  ankle torque outside the real feasible set: {outside:.1%} of control steps")
     for key, path in files.items():
         print(f"  {key}: {path}")

@@ -38,8 +38,11 @@ REPORT_FILE = "sim2sim.json"
 SCHEMA_VERSION = 1
 #: Where ``--policy`` takes its joint targets from.
 POLICIES = ("bundle", "scripted")
-#: Heading hold of the sprint (Isaac Lab's heading command): ω_z = clip(K · wrap(0 − ψ), ±limit).
+#: Heading hold of the sprint (Isaac Lab's heading command): ω_z = clip(K · wrap(ψ* − ψ), ±limit), with
+#: ψ* = 0 (the lane's direction) or, with a look-ahead L, ψ* = −atan(y / L) towards the lane's centre line
+#: (the sprint task's ``LaneKeepingVelocityCommand``).
 _SPRINT_HEADING = "heading hold to the lane's direction"
+_SPRINT_LANE = "lane keeping: heading towards the lane's centre line lane_lookahead_m ahead"
 
 
 def resolve_robot(bundle: Bundle) -> tuple[Any, Any]:
@@ -72,6 +75,8 @@ def _sprint_setup(
     hold = None
     if race.get("heading_gain_per_s"):
         hold = {"gain_per_s": float(race["heading_gain_per_s"]), "limit_rads": float(race["yaw_rate_limit_rads"])}
+        if race.get("lane_lookahead_m"):
+            hold["lane_lookahead_m"] = float(race["lane_lookahead_m"])
     return np.array([forward, 0.0, 0.0]), hold
 
 
@@ -79,7 +84,10 @@ def _heading_hold(command: np.ndarray, sensors: Sensors, hold: dict[str, float] 
     if hold is None:
         return command
     yaw = float(sensors.roll_pitch_yaw_rad[2])
-    error = math.atan2(math.sin(-yaw), math.cos(-yaw))
+    target = 0.0
+    if "lane_lookahead_m" in hold:
+        target = -math.atan((float(sensors.base_pos_w[1]) - hold["start_y_m"]) / hold["lane_lookahead_m"])
+    error = math.atan2(math.sin(target - yaw), math.cos(target - yaw))
     return np.array(
         [command[0], command[1], float(np.clip(hold["gain_per_s"] * error, -hold["limit_rads"], hold["limit_rads"]))]
     )
@@ -277,6 +285,8 @@ def _drive(
     ticks = int(round(duration_s / bundle.control_period_s))
     ended, fall, sprint_metrics = "duration", None, None
     sensors = run.sense()
+    if hold is not None:
+        hold["start_y_m"] = float(sensors.base_pos_w[1])
     if tracker is not None:
         tracker.update(0.0, torch.as_tensor(sensors.base_pos_w).reshape(1, 3))
     with tqdm(total=ticks, desc="sim2sim", unit="tick", disable=not progress, mininterval=2.0) as bar:
@@ -351,7 +361,9 @@ def _report(
         "command": {
             "lin_vel_x_mps": float(base_command[0]),
             "ang_vel_z_radps": None if hold else float(base_command[2]),
-            "heading_hold": None if hold is None else {**hold, "what": _SPRINT_HEADING},
+            "heading_hold": None
+            if hold is None
+            else {**hold, "what": _SPRINT_LANE if "lane_lookahead_m" in hold else _SPRINT_HEADING},
         },
         "duration_s": float(duration_s),
         "simulated_s": simulated,

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from linkage_lab.robots.marvin.joints import SIDES
-from linkage_lab.robots.marvin.race import HEADING_HOLD_GAIN_PER_S, RACE_COMMAND_MPS
+from linkage_lab.robots.marvin.race import HEADING_HOLD_GAIN_PER_S, LANE_LOOKAHEAD_M, RACE_COMMAND_MPS
 from linkage_lab.sim2sim.bundle import Bundle, BundleError, BundlePolicy
 from linkage_lab.sim2sim.drive import MotorCommand
 from linkage_lab.sim2sim.sensors import Sensors
@@ -32,8 +32,13 @@ ANKLE_MODES = ("host_torque", "motor_pd")
 FK_CONVERGED_RAD = 1e-6
 #: The residual sprint's command (``LinkageLab-Sprint-Marvin-Residual``): the top of the residual task's
 #: forward and yaw-rate ranges (``tests/unit/test_sim2sim_runner.py`` checks them against the task), and
-#: the race's heading hold.
-RESIDUAL_RACE = {"forward_mps": 0.6, "heading_gain_per_s": HEADING_HOLD_GAIN_PER_S, "yaw_rate_limit_rads": 0.2}
+#: the race's lane keeping.
+RESIDUAL_RACE = {
+    "forward_mps": 0.6,
+    "heading_gain_per_s": HEADING_HOLD_GAIN_PER_S,
+    "yaw_rate_limit_rads": 0.2,
+    "lane_lookahead_m": LANE_LOOKAHEAD_M,
+}
 #: The plain sprint's command (``LinkageLab-Sprint-Marvin``): forward only.
 PLAIN_RACE = {"forward_mps": RACE_COMMAND_MPS}
 

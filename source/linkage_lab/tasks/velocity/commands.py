@@ -68,10 +68,18 @@ class SplitVelocityCommandCfg(UniformVelocityCommandCfg):
             )
 
 
+def recast_command_cfg(command: UniformVelocityCommandCfg, cfg_type: type, **settings) -> UniformVelocityCommandCfg:
+    """A ``cfg_type`` (a :class:`UniformVelocityCommandCfg` subclass) with every setting of ``command`` it
+    knows, and ``settings`` on top (its class type stays ``cfg_type``'s)."""
+    known = {f.name for f in fields(cfg_type)} - {"class_type", *settings}
+    values = {f.name: getattr(command, f.name) for f in fields(command) if f.name in known}
+    return cfg_type(**values, **settings)
+
+
 def split_command_cfg(
     command: UniformVelocityCommandCfg, rel_straight_envs: float, rel_turning_envs: float
 ) -> SplitVelocityCommandCfg:
     """A :class:`SplitVelocityCommandCfg` with every setting of ``command`` and the given shares."""
-    own = {"class_type", "rel_straight_envs", "rel_turning_envs"}
-    values = {f.name: getattr(command, f.name) for f in fields(command) if f.name not in own}
-    return SplitVelocityCommandCfg(**values, rel_straight_envs=rel_straight_envs, rel_turning_envs=rel_turning_envs)
+    return recast_command_cfg(
+        command, SplitVelocityCommandCfg, rel_straight_envs=rel_straight_envs, rel_turning_envs=rel_turning_envs
+    )

@@ -13,9 +13,10 @@ from isaaclab.utils import configclass
 
 from linkage_lab.robots.marvin.articulation import standing_height_m
 from linkage_lab.robots.marvin.gait import marvin_config
-from linkage_lab.robots.marvin.race import HEADING_HOLD_GAIN_PER_S, RACE_COMMAND_MPS
+from linkage_lab.robots.marvin.race import HEADING_HOLD_GAIN_PER_S, LANE_LOOKAHEAD_M, RACE_COMMAND_MPS
 from linkage_lab.sprint.rules import SprintCfg, fall_threshold
 from linkage_lab.tasks.sprint import mdp as sprint_mdp
+from linkage_lab.tasks.sprint.commands import lane_keeping_cfg
 from linkage_lab.tasks.velocity.config.marvin.env_cfg import MarvinFlatEnvCfg
 from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import MarvinResidualFlatEnvCfg
 
@@ -70,15 +71,16 @@ class MarvinSprintEnvCfg(MarvinFlatEnvCfg):
 @configclass
 class MarvinResidualSprintEnvCfg(MarvinResidualFlatEnvCfg):
     """``LinkageLab-Sprint-Marvin-Residual``: the race for residual-gait policies, commanded at the top of
-    their training range (the fastest they were taught), with a heading hold on the lane's direction."""
+    their training range (the fastest they were taught), steered back to the lane's centre line."""
 
     def __post_init__(self):
         super().__post_init__()
         yaw_rate_range = self.commands.base_velocity.ranges.ang_vel_z
         apply_sprint_rules(self, self.commands.base_velocity.ranges.lin_vel_x[1])
-        # Hold the lane's heading: the yaw-rate command steers back to heading 0 (the lane's direction)
-        # within the yaw rates the policy was trained on, as an operator's heading hold would on a robot.
-        command = self.commands.base_velocity
+        # Keep the lane: the yaw-rate command steers towards the lane's centre line (LANE_LOOKAHEAD_M
+        # ahead) within the yaw rates the policy was trained on, as an operator steering a robot would.
+        command = lane_keeping_cfg(self.commands.base_velocity, LANE_LOOKAHEAD_M)
+        self.commands.base_velocity = command
         command.heading_command = True
         command.rel_heading_envs = 1.0
         command.ranges.heading = (0.0, 0.0)
