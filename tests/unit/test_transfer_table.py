@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from linkage_lab.config import ConfigError
-from linkage_lab.sim2sim.transfer import DEFAULT_CONFIG, load_rows, markdown_table, plot
+from linkage_lab.sim2sim.transfer import DEFAULT_CONFIG, Row, load_rows, markdown_table, merge_rows, plot
 
 pytestmark = pytest.mark.unit
 
@@ -64,3 +64,46 @@ def test_table_and_plot_from_a_report(tmp_path):
     assert "| b | – | not trained: later |" in table
     path = plot(doc, tmp_path / "transfer.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _race(success, distance, time, offset, reason):
+    return {
+        "success": success,
+        "time": time,
+        "distance_m": distance,
+        "average_speed_mps": distance / 20.0,
+        "max_lateral_offset_m": offset,
+        "ended_reason": reason,
+    }
+
+
+def test_sprint_table_from_a_report():
+    sprint = {
+        "ankle": "diamond",
+        "isaac_lab": _race(True, 10.0, 19.72, 0.204, "finished"),
+        "sim2sim": _race(False, 2.43, None, 0.503, "left_track"),
+    }
+    doc = {"rows": [{"name": "m", "status": "ok", "cases": [], "sprint": sprint}]}
+    table = markdown_table(doc)
+    assert "| m | diamond | finished in 19.72 s | left_track at 2.43 m | 0.20 → 0.50 |" in table
+    # Rows without a sprint add no sprint table.
+    assert "sprint" not in markdown_table({"rows": [{"name": "a", "status": "ok", "cases": []}]})
+
+
+def test_shipped_config_races_the_marvin_rows_with_their_training_ankles():
+    for row in load_rows(DEFAULT_CONFIG):
+        if "Marvin" in row.task:
+            ankle = "box" if "presets=box" in row.overrides else "diamond"
+            assert row.sprint_ankle == ankle, row.name
+        else:
+            assert row.sprint_ankle is None, row.name
+
+
+def test_rerun_rows_replace_their_entries_and_keep_the_others_in_config_order():
+    rows = [Row(name=n, task="T", checkpoint="pretrained") for n in ("a", "b", "c")]
+    previous = {"rows": [{"name": "a", "v": 1}, {"name": "b", "v": 1}, {"name": "c", "v": 1}]}
+    merged = merge_rows(rows, [{"name": "b", "v": 2}], previous)
+    assert [(e["name"], e["v"]) for e in merged] == [("a", 1), ("b", 2), ("c", 1)]
+    # Without a previous table only the rows run are there; a row dropped from the config is dropped.
+    assert merge_rows(rows, [{"name": "c", "v": 2}], None) == [{"name": "c", "v": 2}]
+    assert merge_rows(rows[:1], [], previous) == [{"name": "a", "v": 1}]

@@ -4,8 +4,10 @@ exported bundle on the robot's closed-chain MuJoCo model, run as the robot runs 
 ``python -m linkage_lab.sim2sim.transfer [--config configs/experiments/transfer.yaml]`` does, per row of
 the config: export the checkpoint (``linkage-lab export``), the Isaac Lab acceptance sweep
 (``linkage-lab eval --sweep``: fixed commands, several envs, the task's pushes), and one sim2sim run
-per command of that sweep (:func:`~linkage_lab.sim2sim.runner.run_sim2sim`). The Isaac Lab steps run
-as the project's own commands in a subprocess, so this process never imports Isaac Lab. It writes
+per command of that sweep (:func:`~linkage_lab.sim2sim.runner.run_sim2sim`); a row with a
+``sprint_ankle`` also races the 10 m sprint in both (``linkage-lab sprint``, ``sim2sim --sprint``).
+The Isaac Lab steps run as the project's own commands in a subprocess, so this process never imports
+Isaac Lab. It writes
 ``outputs/transfer/transfer.json``, ``transfer.md`` (the table) and ``transfer.png`` (tracking error
 and motor saturation, side by side).
 
@@ -41,6 +43,9 @@ class Row:
         checkpoint: ``pretrained`` or a checkpoint path (relative to the repo root).
         overrides: The training's hydra overrides (its linkage model), passed to export and eval.
         note: What the row shows (printed in the table).
+        sim2sim_options: Options of the robot side in sim2sim (e.g. an ankle bridge mode).
+        sprint_ankle: Race the sprint too, Isaac Lab's with these ankles (``box``/``diamond``: the
+            training's); ``None``: no sprint.
     """
 
     name: str
@@ -49,10 +54,12 @@ class Row:
     overrides: tuple[str, ...] = ()
     note: str = ""
     sim2sim_options: dict[str, Any] = field(default_factory=dict)
+    sprint_ankle: str | None = None
 
 
 def load_rows(path: Path) -> list[Row]:
-    """The rows of a transfer config (``rows: [{name, task, checkpoint, overrides, note}]``)."""
+    """The rows of a transfer config (``rows: [{name, task, checkpoint, overrides, note, sim2sim_options,
+    sprint_ankle}]``)."""
     import yaml
 
     from linkage_lab.config import ConfigError
@@ -72,6 +79,7 @@ def load_rows(path: Path) -> list[Row]:
                     overrides=tuple(entry.get("overrides") or ()),
                     note=str(entry.get("note", "")),
                     sim2sim_options=dict(entry.get("sim2sim_options") or {}),
+                    sprint_ankle=None if entry.get("sprint_ankle") is None else str(entry["sprint_ankle"]),
                 )
             )
         except (KeyError, TypeError) as exc:
@@ -124,6 +132,28 @@ def _sim2sim_case(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: The sprint metrics (gait.md §4) the table keeps from each simulator's race.
+SPRINT_KEYS = ("success", "time", "distance_m", "average_speed_mps", "max_lateral_offset_m", "ended_reason")
+
+
+def _sprint_row(row: Row, folder: Path, bundle: Path, log: Path, isaac: bool) -> dict[str, Any]:
+    """The row's 10 m race in Isaac Lab (``linkage-lab sprint``) and on the closed chain (``sim2sim --sprint``)."""
+    from linkage_lab.sim2sim.runner import run_sim2sim
+
+    race_dir = folder / "isaac_sprint"
+    metrics_file = race_dir / "metrics.json"
+    if isaac or not metrics_file.is_file():
+        race = ["sprint", "--policy", row.checkpoint, "--ankle", str(row.sprint_ankle), "--out", str(race_dir)]
+        _run([*race, "--force"], log)
+    isaac_metrics = json.loads(metrics_file.read_text())
+    report = run_sim2sim(bundle, None, None, sprint=True, io_options=row.sim2sim_options or None)
+    return {
+        "ankle": row.sprint_ankle,
+        "isaac_lab": {key: isaac_metrics.get(key) for key in SPRINT_KEYS},
+        "sim2sim": {key: report["sprint"].get(key) for key in SPRINT_KEYS},
+    }
+
+
 def run_row(row: Row, out_dir: Path, duration_s: float = DURATION_S, isaac: bool = True) -> dict[str, Any]:
     """Export, sweep in Isaac Lab and run sim2sim for one row; returns its entry of ``transfer.json``."""
     from linkage_lab.sim2sim.runner import run_sim2sim
@@ -149,6 +179,9 @@ def run_row(row: Row, out_dir: Path, duration_s: float = DURATION_S, isaac: bool
         report = run_sim2sim(bundle, command, duration_s, io_options=row.sim2sim_options or None)
         cases.append({"command": list(command), "isaac_lab": _isaac_case(case), "sim2sim": _sim2sim_case(report)})
         print(f"  {row.name} {command}: {_line(cases[-1])}", flush=True)
+    sprint = None if row.sprint_ankle is None else _sprint_row(row, folder, bundle, log, isaac)
+    if sprint is not None:
+        print(f"  {row.name} sprint: {_sprint_line(sprint)}", flush=True)
     return {
         "name": row.name,
         "task": row.task,
@@ -160,6 +193,7 @@ def run_row(row: Row, out_dir: Path, duration_s: float = DURATION_S, isaac: bool
         "isaac_lab_num_envs": sweep_doc.get("num_envs"),
         "sim2sim_duration_s": duration_s,
         "cases": cases,
+        "sprint": sprint,
     }
 
 
@@ -173,6 +207,20 @@ def _line(case: dict[str, Any]) -> str:
         f"speed {_fmt(i['mean_forward_speed_mps'])} -> {_fmt(s['mean_forward_speed_mps'])} m/s, "
         f"lin RMS {_fmt(i['lin_vel_xy_rms_mps'])} -> {_fmt(s['lin_vel_xy_rms_mps'])}, "
         f"falls {i['falls']}/{i['episodes']} -> {s['falls']}, worst saturation {s['worst_saturated_fraction']:.0%}"
+    )
+
+
+def _race(metrics: dict[str, Any]) -> str:
+    if metrics["success"]:
+        return f"finished in {metrics['time']:.2f} s"
+    return f"{metrics['ended_reason']} at {metrics['distance_m']:.2f} m"
+
+
+def _sprint_line(sprint: dict[str, Any]) -> str:
+    i, s = sprint["isaac_lab"], sprint["sim2sim"]
+    return (
+        f"{_race(i)} -> {_race(s)}, max lateral offset {i['max_lateral_offset_m']:.2f} -> "
+        f"{s['max_lateral_offset_m']:.2f} m"
     )
 
 
@@ -199,7 +247,28 @@ def markdown_table(doc: dict[str, Any]) -> str:
                 f"{s['mean_saturated_fraction']:.1%} / {s['worst_saturated_fraction']:.0%} "
                 f"({s['worst_saturated_motor']}) |"
             )
-    return head + "\n".join(lines) + "\n"
+    table = head + "\n".join(lines) + "\n"
+    races = [row for row in doc["rows"] if row.get("sprint")]
+    if races:
+        table += (
+            "\n| policy | ankles (Isaac Lab) | sprint Isaac Lab | sprint sim2sim | "
+            "max lateral offset Isaac → sim2sim (m) |\n|---|---|---|---|---|\n"
+        )
+        for row in races:
+            i, s = row["sprint"]["isaac_lab"], row["sprint"]["sim2sim"]
+            table += (
+                f"| {row['name']} | {row['sprint']['ankle']} | {_race(i)} | {_race(s)} | "
+                f"{i['max_lateral_offset_m']:.2f} → {s['max_lateral_offset_m']:.2f} |\n"
+            )
+    return table
+
+
+def merge_rows(rows: list[Row], results: list[dict[str, Any]], previous: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The table's rows in config order: this run's results, and a previous ``transfer.json``'s entry for
+    each row this run did not redo (``--rows``)."""
+    done = {entry["name"]: entry for entry in results}
+    kept = {entry["name"]: entry for entry in (previous or {}).get("rows", [])}
+    return [done.get(row.name) or kept[row.name] for row in rows if row.name in done or row.name in kept]
 
 
 def plot(doc: dict[str, Any], path: Path) -> Path:
@@ -241,18 +310,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="rows of the table (YAML)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
     parser.add_argument("--duration", type=float, default=DURATION_S, help="simulated seconds of each sim2sim run")
-    parser.add_argument("--rows", nargs="*", default=None, help="only these rows (by name)")
+    parser.add_argument(
+        "--rows", nargs="*", default=None, help="only these rows (by name); the others keep their last results"
+    )
     parser.add_argument(
         "--reuse-isaac", action="store_true", help="reuse a row's Isaac Lab sweep.json when present (faster reruns)"
     )
     args = parser.parse_args(argv)
-    rows = [r for r in load_rows(args.config) if args.rows is None or r.name in args.rows]
+    all_rows = load_rows(args.config)
+    unknown = sorted(set(args.rows or ()) - {r.name for r in all_rows})
+    if unknown:
+        parser.error(f"unknown rows {', '.join(unknown)}; the config has {', '.join(r.name for r in all_rows)}")
+    rows = [r for r in all_rows if args.rows is None or r.name in args.rows]
     args.out.mkdir(parents=True, exist_ok=True)
+    previous_file = args.out / "transfer.json"
+    previous = json.loads(previous_file.read_text()) if args.rows is not None and previous_file.is_file() else None
     results = []
     for row in rows:
         print(f"[transfer] {row.name}: {row.task} {' '.join(row.overrides)}", flush=True)
         results.append(run_row(row, args.out, args.duration, isaac=not args.reuse_isaac))
-    doc = {"schema_version": 1, "config": str(args.config), "rows": results}
+    doc = {"schema_version": 1, "config": str(args.config), "rows": merge_rows(all_rows, results, previous)}
     write_json_atomic(args.out / "transfer.json", doc)
     write_text_atomic(args.out / "transfer.md", markdown_table(doc))
     plot(doc, args.out / "transfer.png")
