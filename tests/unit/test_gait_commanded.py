@@ -205,3 +205,25 @@ def test_bad_configurations_are_rejected():
         GaitCommandCfg(in_place_speed_mps=float("inf"))
     with pytest.raises(ValueError, match="linear_deadband_mps"):
         GaitCommandCfg(linear_deadband_mps=float("nan"))
+
+
+def test_swing_legs_are_the_feet_the_gait_lifts():
+    """Oracle: the foot height of the gait's own joint targets (leg FK) at the same state."""
+    from linkage_lab.gait.biped import BIPED_SIDES
+
+    prior = _prior()
+    names, cfg = prior.joint_names, prior.gait.cfg
+    phases = torch.linspace(0.0, 2 * math.pi, 73)[:-1]
+    for stepping in (0.0, 0.5, 1.0):
+        state = torch.stack((phases, torch.full_like(phases, 0.6), torch.full_like(phases, stepping)), dim=-1)
+        swing = prior.swing_legs(state)
+        assert swing.shape == (len(phases), 2) and swing.dtype == torch.bool
+        targets, _ = prior(state, torch.zeros(len(phases), 3), UPRIGHT.expand(len(phases), 3), ZERO3, ZERO3)
+        for index, side in enumerate(BIPED_SIDES):
+            hip, knee = targets[:, names.index(f"{side}_hip_pitch")], targets[:, names.index(f"{side}_knee")]
+            _, z = leg_fk(hip, knee, cfg.thigh_length_m, cfg.shin_length_m, cfg.leg_convention)
+            lifted = (cfg.hip_height_m - z) > 1e-6
+            assert torch.equal(swing[:, index], lifted), (side, stepping)
+    # One foot at a time, and both down at some phases (the double-support margin).
+    swing = prior.swing_legs(torch.stack((phases, torch.ones_like(phases), torch.ones_like(phases)), dim=-1))
+    assert not (swing[:, 0] & swing[:, 1]).any() and (~swing.any(dim=-1)).any() and swing.any(dim=-1).any()

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import torch
 
 from linkage_lab.gait.biped import BipedGait, TorsoState
+from linkage_lab.gait.phase import BIPED_PHASE_OFFSETS, leg_phases
+from linkage_lab.gait.trajectory import lift_fraction
 
 #: Names of the gait state's three columns, in order.
 STATE_NAMES = ("phase_rad", "stride_scale", "stepping_scale")
@@ -208,6 +210,17 @@ class CommandedBipedGait(torch.nn.Module):
         moving = (next_stepping > 0.0).to(phase.dtype)
         next_phase = torch.remainder(phase + self.phase_step_rad * moving, 2.0 * math.pi)
         return torch.stack((next_phase, next_stride, next_stepping), dim=-1)
+
+    def swing_legs(self, state: torch.Tensor) -> torch.Tensor:
+        """Which feet the gait has in the air at ``state``: ``(N, legs)`` bool, legs in ``BIPED_SIDES`` order.
+
+        A foot swings while its lift ``max(0, sin ψ − c)`` is positive and the gait steps (``a > 0``);
+        standing (``a = 0``) keeps both feet down.
+        """
+        phase, _, stepping = state.unbind(-1)
+        psi = leg_phases(phase, BIPED_PHASE_OFFSETS)
+        lifted = lift_fraction(psi, self.gait.cfg.double_support_margin) > 0.0
+        return lifted & (stepping > 0.0).unsqueeze(-1)
 
     def swing_time_s(self) -> float:
         """How long each foot is in the air per step at full stepping (s): ``sin ψ > c`` over ``1/f``."""

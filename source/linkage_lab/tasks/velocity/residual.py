@@ -25,6 +25,7 @@ from linkage_lab.tasks.velocity.faults import GuardedJointPositionAction, Guarde
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedEnv, ManagerBasedRLEnv
+    from isaaclab.managers import SceneEntityCfg
 
 
 class ResidualGaitAction(GuardedJointPositionAction):
@@ -46,6 +47,8 @@ class ResidualGaitAction(GuardedJointPositionAction):
         self._target_lower = limits[..., 0].clone()
         self._target_upper = limits[..., 1].clone()
         self.gait_state = self.gait_prior.initial_state(self.num_envs, self.device)
+        #: The state this step's targets were composed at (``gait_state`` is already the next one).
+        self.applied_gait_state = self.gait_state.clone()
         self.gait_targets = torch.zeros_like(self._raw_actions)
 
     def process_actions(self, actions: torch.Tensor) -> None:
@@ -54,6 +57,7 @@ class ResidualGaitAction(GuardedJointPositionAction):
         super().process_actions(actions)
         data = self._asset.data
         command = self._env.command_manager.get_command(self.cfg.command_name)
+        self.applied_gait_state = self.gait_state
         with torch.no_grad():
             self.gait_targets, self.gait_state = self.gait_prior(
                 self.gait_state,
@@ -70,6 +74,7 @@ class ResidualGaitAction(GuardedJointPositionAction):
         super().reset(env_ids)
         ids = slice(None) if env_ids is None else env_ids
         self.gait_state[ids] = 0.0
+        self.applied_gait_state[ids] = 0.0
 
     def target_clip(self) -> list[list[float]]:
         """Per joint ``[q_min, q_max]`` of the composed target (rad), env 0."""
@@ -130,6 +135,24 @@ def gait_state(env: ManagerBasedRLEnv, action_name: str = "joint_pos") -> torch.
     """
     term = env.action_manager.get_term(action_name)
     return gait_observation(term.gait_state)
+
+
+def gait_contact_schedule(
+    env: ManagerBasedRLEnv, sensor_cfg: SceneEntityCfg, action_name: str = "joint_pos"
+) -> torch.Tensor:
+    """Share of the feet whose contact matches the gait's schedule this step: ``(num_envs,)`` in [0, 1].
+
+    A foot should be in the air while the gait prior swings it (:meth:`CommandedBipedGait.swing_legs` at
+    the phase this step's targets were composed at) and on the ground otherwise. ``sensor_cfg`` names
+    the foot bodies of a contact sensor that tracks air time, in the gait's leg order (``BIPED_SIDES``,
+    ``preserve_order=True``); a foot is down while its current contact time is positive. Paying this
+    teaches the residual policy to step when the gait steps instead of tapping between its strides.
+    """
+    term = env.action_manager.get_term(action_name)
+    swing = term.gait_prior.swing_legs(term.applied_gait_state)
+    sensor = env.scene.sensors[sensor_cfg.name]
+    down = sensor.data.current_contact_time.torch[:, sensor_cfg.body_ids] > 0.0
+    return (down != swing).float().mean(dim=-1)
 
 
 class GaitPriorPolicy:

@@ -12,17 +12,18 @@ from __future__ import annotations
 
 from isaaclab.managers import ObservationTermCfg as ObsTerm
 from isaaclab.managers import RewardTermCfg as RewTerm
+from isaaclab.managers import SceneEntityCfg
 from isaaclab.utils import configclass
 from isaaclab.utils.modifiers import ModifierCfg
 from isaaclab_tasks.core.velocity import mdp
 
-from linkage_lab.gait.biped import BipedGait
+from linkage_lab.gait.biped import BIPED_SIDES, BipedGait
 from linkage_lab.gait.commanded import CommandedBipedGait, GaitCommandCfg
 from linkage_lab.robots.marvin.gait import marvin_config, marvin_sprint_gait_cfg
 from linkage_lab.tasks.velocity import faults
 from linkage_lab.tasks.velocity.config.marvin.env_cfg import MarvinFlatEnvCfg
 from linkage_lab.tasks.velocity.flat_env_cfg import ACTION_CLIP
-from linkage_lab.tasks.velocity.residual import ResidualGaitActionCfg, gait_state
+from linkage_lab.tasks.velocity.residual import ResidualGaitActionCfg, gait_contact_schedule, gait_state
 
 #: How far the policy may move each joint target from the gait's, per unit action (rad).
 RESIDUAL_SCALE_RAD = 0.15
@@ -86,6 +87,19 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
         rewards.joint_deviation_hip = None
         rewards.joint_deviation_arms = None
         rewards.feet_air_time.params["threshold"] = prior.swing_time_s()
+        # Feet on the gait's contact schedule (share of the two feet down when the gait has them down,
+        # up when it swings them). Off in the recipe's first 1,340 iterations; the fine-tune that pays it
+        # is in the README (the policy tapped its feet between strides: alternation 0.50-0.64).
+        rewards.gait_contact = RewTerm(
+            func=gait_contact_schedule,
+            weight=0.0,
+            params={
+                "sensor_cfg": SceneEntityCfg(
+                    "contact_forces", body_names=[f"{side}_foot" for side in BIPED_SIDES], preserve_order=True
+                ),
+                "action_name": "joint_pos",
+            },
+        )
         robot_cfg = marvin_config()
         rewards.base_height_l2.params["target_height"] = prior.gait.cfg.hip_height_m + robot_cfg.geometry.ankle_height_m
         # Speed tracking that pays for the last 0.1 m/s: with H1's 0.5 m/s kernel a policy walking 0.2 m/s
