@@ -8,6 +8,8 @@ from typing import Any
 
 import torch
 
+from linkage_lab.gait.footfalls import TouchdownSequence
+
 
 class EpisodeStats:
     """Per-env running return and length; records each episode when it ends.
@@ -169,13 +171,12 @@ class JointTorqueStats:
 class FootContactStats:
     """Footfall statistics from per-control-step foot contact: how the robot steps.
 
-    A *touchdown* is a foot in contact at a step after at least ``min_air_steps`` steps out of contact
-    (shorter lifts, 60 ms at the default 3 steps of 20 ms, are contact chatter of a landing foot, not
-    steps). Per env, successive touchdowns are *alternating* when the foot differs from the previous
-    touchdown's and none of the
-    two shares its step with another foot's touchdown; *repeated* when the same foot touches down
-    twice in a row (a shuffle or a limp); *simultaneous* when two or more feet touch down at the
-    same step (a hop, or a trot's diagonal pair). For a biped, ``alternation`` near 1 is walking.
+    Touchdowns and their order are :class:`~linkage_lab.gait.footfalls.TouchdownSequence`'s: a foot in
+    contact after at least ``min_air_steps`` steps out of contact (shorter lifts, 60 ms at the default 3
+    steps of 20 ms, are contact chatter of a landing foot, not steps); successive touchdowns are
+    *alternating* (the other foot, each alone on its step), *repeated* (the same foot twice in a row: a
+    shuffle or a limp) or *simultaneous* (two or more feet at one step: a hop, or a trot's diagonal
+    pair). For a biped, ``alternation`` near 1 is walking.
     """
 
     def __init__(self, foot_names: Sequence[str], num_envs: int, control_period_s: float, min_air_steps: int = 3):
@@ -190,8 +191,7 @@ class FootContactStats:
         self._alternating = 0
         self._repeated = 0
         self._simultaneous = 0
-        self._air_steps = torch.zeros(num_envs, n_feet, dtype=torch.long)
-        self._last_foot = torch.full((num_envs,), -1, dtype=torch.long)
+        self._sequence = TouchdownSequence(num_envs, n_feet, min_air_steps)
 
     def add(self, in_contact: torch.Tensor, mask: torch.Tensor) -> None:
         """Add one control step.
@@ -202,21 +202,14 @@ class FootContactStats:
         """
         in_contact = in_contact.detach().to("cpu", torch.bool)
         mask = mask.detach().to("cpu", torch.bool)
-        touchdown = in_contact & (self._air_steps >= self.min_air_steps) & mask[:, None]
-        self._air_steps = torch.where(in_contact | ~mask[:, None], 0, self._air_steps + 1)
-        count = touchdown.sum(-1)
+        step = self._sequence.step(in_contact, mask)
         self.samples += int(mask.sum())
-        self._touchdowns += touchdown.sum(0)
+        self._touchdowns += step.touchdown.sum(0)
         self._contact_steps += (in_contact & mask[:, None]).sum(0)
         self._feet_down_hist += torch.bincount(in_contact[mask].sum(-1), minlength=len(self.foot_names) + 1)
-        single = count == 1
-        foot = touchdown.int().argmax(-1)
-        known = single & (self._last_foot >= 0)
-        self._alternating += int((known & (foot != self._last_foot)).sum())
-        self._repeated += int((known & (foot == self._last_foot)).sum())
-        self._simultaneous += int((count > 1).sum())
-        self._last_foot = torch.where(single, foot, torch.where(count > 1, -1, self._last_foot))
-        self._last_foot = torch.where(mask, self._last_foot, -1)
+        self._alternating += int(step.alternating.sum())
+        self._repeated += int(step.repeated.sum())
+        self._simultaneous += int(step.simultaneous.sum())
 
     def summary(self) -> dict[str, Any]:
         """Per foot touchdowns per second and duty factor; shares of steps by feet down; alternation."""

@@ -1,0 +1,49 @@
+"""Reward terms of the velocity tasks beyond Isaac Lab's (thin: the counting is pure torch elsewhere)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+from isaaclab.managers import ManagerTermBase
+
+from linkage_lab.gait.footfalls import TouchdownSequence
+
+if TYPE_CHECKING:
+    from isaaclab.envs import ManagerBasedRLEnv
+    from isaaclab.managers import RewardTermCfg
+
+
+class touchdown_alternation(ManagerTermBase):
+    """+1 for a touchdown by the other foot than the last one, −1 for the same foot again or for feet
+    landing together, per touchdown (the term is divided by the control period, so the weight is the
+    reward of one touchdown, not of one step).
+
+    Touchdowns and their order are :class:`~linkage_lab.gait.footfalls.TouchdownSequence`'s, the
+    definition ``eval.json``'s ``footfalls.alternation`` counts with, on the feet named by
+    ``params["sensor_cfg"]`` (a contact sensor that tracks air time; a foot is down while its current
+    contact time is positive, as in the evaluation). The first touchdown of an episode pays nothing.
+    ``params["min_air_steps"]`` (default 3) is the shortest lift that counts as a step.
+    """
+
+    def __init__(self, cfg: RewardTermCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        sensor_cfg = cfg.params["sensor_cfg"]
+        self._sensor = env.scene.sensors[sensor_cfg.name]
+        ids, _ = self._sensor.find_bodies(sensor_cfg.body_names, preserve_order=True)
+        if len(ids) < 2:
+            raise ValueError(f"touchdown_alternation needs two or more feet, got bodies {sensor_cfg.body_names!r}")
+        self._ids = ids
+        self._sequence = TouchdownSequence(
+            env.num_envs, len(ids), int(cfg.params.get("min_air_steps", 3)), device=env.device
+        )
+
+    def reset(self, env_ids: torch.Tensor | None = None) -> None:
+        """A new episode starts in ``env_ids``: forget their feet's history."""
+        self._sequence.reset(env_ids)
+
+    def __call__(self, env: ManagerBasedRLEnv, sensor_cfg, min_air_steps: int = 3) -> torch.Tensor:
+        down = self._sensor.data.current_contact_time.torch[:, self._ids] > 0.0
+        step = self._sequence.step(down)
+        score = step.alternating.float() - step.repeated.float() - step.simultaneous.float()
+        return score / env.step_dt

@@ -1,0 +1,132 @@
+"""Touchdown order: the shared counter against a per-env scalar recount, and the reward term on stand-ins."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from linkage_lab.evaluation.metrics import FootContactStats
+from linkage_lab.gait.footfalls import TouchdownSequence
+from linkage_lab.tasks.velocity.rewards import touchdown_alternation
+
+pytestmark = pytest.mark.unit
+
+
+def _recount(contacts, masks, min_air_steps):
+    """A second, scalar count of the same definition: per env, walk the steps one by one."""
+    steps, num_envs, n_feet = contacts.shape
+    totals = {"alternating": 0, "repeated": 0, "simultaneous": 0}
+    for e in range(num_envs):
+        air, last = [0] * n_feet, None
+        for k in range(steps):
+            if not masks[k, e]:
+                air, last = [0] * n_feet, None
+                continue
+            landed = [f for f in range(n_feet) if contacts[k, e, f] and air[f] >= min_air_steps]
+            air = [0 if contacts[k, e, f] else air[f] + 1 for f in range(n_feet)]
+            if len(landed) > 1:
+                totals["simultaneous"] += 1
+                last = None
+            elif landed:
+                if last is not None:
+                    totals["alternating" if landed[0] != last else "repeated"] += 1
+                last = landed[0]
+    return totals
+
+
+@pytest.mark.parametrize("n_feet,min_air_steps", [(2, 1), (2, 3), (4, 2)])
+def test_counts_match_a_scalar_recount_on_random_contacts(n_feet, min_air_steps):
+    gen = torch.Generator().manual_seed(n_feet * 10 + min_air_steps)
+    steps, num_envs = 400, 6
+    # Runs of contact and lift several steps long, so touchdowns after long and short lifts both occur.
+    contacts = torch.rand(steps // 4, num_envs, n_feet, generator=gen).repeat_interleave(4, 0) < 0.6
+    contacts ^= torch.rand(steps, num_envs, n_feet, generator=gen) < 0.08
+    masks = torch.rand(steps, num_envs, generator=gen) > 0.02
+    sequence = TouchdownSequence(num_envs, n_feet, min_air_steps)
+    totals = {"alternating": 0, "repeated": 0, "simultaneous": 0}
+    for k in range(steps):
+        step = sequence.step(contacts[k], masks[k])
+        for key in totals:
+            totals[key] += int(getattr(step, key).sum())
+    expected = _recount(contacts, masks, min_air_steps)
+    assert totals == expected
+    assert min(expected.values()) > 0  # the random contacts exercise every case
+    stats = FootContactStats([f"f{i}" for i in range(n_feet)], num_envs, 0.02, min_air_steps)
+    for k in range(steps):
+        stats.add(contacts[k], masks[k])
+    assert stats.summary()["touchdown_pairs"] == expected
+
+
+class _Sensor:
+    """A contact sensor stand-in: four bodies, the feet are ``left_foot`` (3) and ``right_foot`` (1)."""
+
+    names = ["base", "right_foot", "shin", "left_foot"]
+
+    def __init__(self, num_envs):
+        self.data = SimpleNamespace(current_contact_time=SimpleNamespace(torch=torch.zeros(num_envs, 4)))
+
+    def find_bodies(self, names, preserve_order=False):
+        ids = [self.names.index(n) for n in names]
+        return ids, list(names)
+
+    def set(self, row_strings):
+        """Per env, ``"LR"`` contact flags of the left and right foot."""
+        for e, flags in enumerate(row_strings):
+            self.data.current_contact_time.torch[e, 3] = 0.1 if flags[0] == "1" else 0.0
+            self.data.current_contact_time.torch[e, 1] = 0.1 if flags[1] == "1" else 0.0
+
+
+def _term(num_envs, min_air_steps=1):
+    sensor = _Sensor(num_envs)
+    env = SimpleNamespace(num_envs=num_envs, device="cpu", step_dt=0.02, scene=SimpleNamespace(sensors={"cf": sensor}))
+    params = {
+        "sensor_cfg": SimpleNamespace(name="cf", body_names=["left_foot", "right_foot"]),
+        "min_air_steps": min_air_steps,
+    }
+    term = touchdown_alternation(SimpleNamespace(params=params), env)
+    return term, env, sensor, params
+
+
+def test_reward_pays_one_weight_per_touchdown_by_its_order():
+    term, env, sensor, params = _term(num_envs=3)
+    # Env 0 walks (L, R, L), env 1 shuffles (L, L), env 2 hops (both, both).
+    sequence = [("11", "11", "11"), ("01", "01", "00"), ("11", "11", "11"), ("10", "01", "00"), ("11", "11", "11")]
+    per_touchdown = []
+    for flags in sequence:
+        sensor.set(flags)
+        per_touchdown.append(term(env, **params) * env.step_dt)
+    got = torch.stack(per_touchdown)
+    # Step 2: first touchdowns (nothing known before) pay 0, the hop's landing -1. Step 4: R after L
+    # +1, L after L -1, the second hop -1.
+    expected = torch.tensor([[0, 0, 0], [0, 0, 0], [0, 0, -1], [0, 0, 0], [1, -1, -1]], dtype=torch.float32)
+    torch.testing.assert_close(got, expected)
+
+
+def test_reset_forgets_the_last_foot_of_the_reset_envs_only():
+    term, env, sensor, params = _term(num_envs=2)
+    for flags in [("11", "11"), ("01", "01"), ("11", "11"), ("10", "10")]:
+        sensor.set(flags)
+        term(env, **params)
+    term.reset(torch.tensor([1]))
+    sensor.set(("11", "11"))
+    # Env 0 lands its right foot after the left one (+1); env 1's history is gone, and a foot must be
+    # out of contact after the reset before it lands again: nothing.
+    torch.testing.assert_close(term(env, **params) * env.step_dt, torch.tensor([1.0, 0.0]))
+
+
+def test_one_foot_is_refused():
+    env = SimpleNamespace(num_envs=1, device="cpu", step_dt=0.02, scene=SimpleNamespace(sensors={"cf": _Sensor(1)}))
+    cfg = SimpleNamespace(params={"sensor_cfg": SimpleNamespace(name="cf", body_names=["left_foot"])})
+    with pytest.raises(ValueError, match="two or more feet"):
+        touchdown_alternation(cfg, env)
+
+
+def test_marvin_residual_task_carries_the_term_on_both_feet():
+    from linkage_lab.gait.biped import BIPED_SIDES
+    from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import MarvinResidualFlatEnvCfg
+
+    term = MarvinResidualFlatEnvCfg().rewards.touchdown_alternation
+    assert term.func is touchdown_alternation
+    assert term.params["sensor_cfg"].body_names == [f"{side}_foot" for side in BIPED_SIDES]
