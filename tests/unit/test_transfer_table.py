@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from linkage_lab.config import ConfigError
+from linkage_lab.paths import REPO_ROOT
 from linkage_lab.sim2sim.transfer import DEFAULT_CONFIG, Row, load_rows, markdown_table, merge_rows, plot
 
 pytestmark = pytest.mark.unit
@@ -38,7 +41,16 @@ def test_shipped_config_names_every_linkage_model():
     rows = load_rows(DEFAULT_CONFIG)
     overrides = {override for row in rows for override in row.overrides}
     assert {"presets=kin_only", "presets=s3n_full", "presets=box"} <= overrides
-    assert sum(row.checkpoint == "pretrained" for row in rows) == 2
+    assert sum(row.checkpoint == "pretrained" for row in rows) == 1
+
+
+def test_limit_rows_share_one_recipe_and_differ_in_the_linkage_model():
+    limit = [row for row in load_rows(DEFAULT_CONFIG) if row.task == "LinkageLab-Velocity-Flat-Limit"]
+    records = [json.loads((REPO_ROOT / row.checkpoint).with_name("train.json").read_text()) for row in limit]
+    assert len(limit) == 3
+    assert {(r["iterations"], r["seed"], r["num_envs"]) for r in records} == {(600, 42, 256)}
+    models = [next((o for o in r["training_command"].split() if o.startswith("presets=")), None) for r in records]
+    assert sorted(models, key=str) == [None, "presets=kin_only", "presets=s3n_full"]
 
 
 def test_bad_config_is_a_clear_error(tmp_path):
