@@ -17,7 +17,7 @@ pytestmark = pytest.mark.unit
 def _recount(contacts, masks, min_air_steps):
     """A second, scalar count of the same definition: per env, walk the steps one by one."""
     steps, num_envs, n_feet = contacts.shape
-    totals = {"alternating": 0, "repeated": 0, "simultaneous": 0}
+    totals = {"alternating": 0, "repeated": 0, "simultaneous": 0, "lift_steps": 0}
     for e in range(num_envs):
         air, last = [0] * n_feet, None
         for k in range(steps):
@@ -25,6 +25,7 @@ def _recount(contacts, masks, min_air_steps):
                 air, last = [0] * n_feet, None
                 continue
             landed = [f for f in range(n_feet) if contacts[k, e, f] and air[f] >= min_air_steps]
+            totals["lift_steps"] += sum(air[f] for f in landed)
             air = [0 if contacts[k, e, f] else air[f] + 1 for f in range(n_feet)]
             if len(landed) > 1:
                 totals["simultaneous"] += 1
@@ -45,14 +46,16 @@ def test_counts_match_a_scalar_recount_on_random_contacts(n_feet, min_air_steps)
     contacts ^= torch.rand(steps, num_envs, n_feet, generator=gen) < 0.08
     masks = torch.rand(steps, num_envs, generator=gen) > 0.02
     sequence = TouchdownSequence(num_envs, n_feet, min_air_steps)
-    totals = {"alternating": 0, "repeated": 0, "simultaneous": 0}
+    totals = {"alternating": 0, "repeated": 0, "simultaneous": 0, "lift_steps": 0}
     for k in range(steps):
         step = sequence.step(contacts[k], masks[k])
+        assert not (step.lift_steps[~step.touchdown]).any()
         for key in totals:
             totals[key] += int(getattr(step, key).sum())
     expected = _recount(contacts, masks, min_air_steps)
     assert totals == expected
     assert min(expected.values()) > 0  # the random contacts exercise every case
+    del expected["lift_steps"]
     stats = FootContactStats([f"f{i}" for i in range(n_feet)], num_envs, 0.02, min_air_steps)
     for k in range(steps):
         stats.add(contacts[k], masks[k])
@@ -78,12 +81,13 @@ class _Sensor:
             self.data.current_contact_time.torch[e, 1] = 0.1 if flags[1] == "1" else 0.0
 
 
-def _term(num_envs, min_air_steps=1):
+def _term(num_envs, min_air_steps=1, min_swing_s=0.0):
     sensor = _Sensor(num_envs)
     env = SimpleNamespace(num_envs=num_envs, device="cpu", step_dt=0.02, scene=SimpleNamespace(sensors={"cf": sensor}))
     params = {
         "sensor_cfg": SimpleNamespace(name="cf", body_names=["left_foot", "right_foot"]),
         "min_air_steps": min_air_steps,
+        "min_swing_s": min_swing_s,
     }
     term = touchdown_alternation(SimpleNamespace(params=params), env)
     return term, env, sensor, params
@@ -102,6 +106,36 @@ def test_reward_pays_one_weight_per_touchdown_by_its_order():
     # +1, L after L -1, the second hop -1.
     expected = torch.tensor([[0, 0, 0], [0, 0, 0], [0, 0, -1], [0, 0, 0], [1, -1, -1]], dtype=torch.float32)
     torch.testing.assert_close(got, expected)
+
+
+def test_quick_alternating_steps_pay_nothing_below_the_swing_time():
+    # A swing of at least 0.06 s (3 steps of 20 ms) is paid. Env 0 steps with 3-step lifts, env 1
+    # alternates 1-step taps; both alternate by the evaluation's count (min_air_steps = 1).
+    term, env, sensor, params = _term(num_envs=2, min_swing_s=0.06)
+    walk = ["11", "01", "01", "01", "11", "10", "10", "10", "11"]
+    taps = ["11", "01", "11", "10", "11", "01", "11", "10", "11"]
+    paid = []
+    for w, t in zip(walk, taps):
+        sensor.set((w, t))
+        paid.append(term(env, **params) * env.step_dt)
+    total = torch.stack(paid).sum(0)
+    # Env 0: L lands (first, 0), R lands after 3 steps up (+1). Env 1: L, R, L, R quick taps: 0 each.
+    torch.testing.assert_close(total, torch.tensor([1.0, 0.0]))
+
+
+def test_steps_are_paid_only_on_a_walking_command_and_shuffles_cost_at_any():
+    term, env, sensor, params = _term(num_envs=3)
+    env.command_manager = SimpleNamespace(
+        get_command=lambda name: torch.tensor([[0.3, 0.0, 0.0], [0.05, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    )
+    params = {**params, "command_name": "base_velocity", "min_command_mps": 0.1}
+    # Envs 0 and 1 walk L, R; env 2 shuffles L, L.
+    sequence = [("11", "11", "11"), ("01", "01", "01"), ("11", "11", "11"), ("10", "10", "01"), ("11", "11", "11")]
+    total = torch.zeros(3)
+    for flags in sequence:
+        sensor.set(flags)
+        total += term(env, **params) * env.step_dt
+    torch.testing.assert_close(total, torch.tensor([1.0, 0.0, -1.0]))
 
 
 def test_reset_forgets_the_last_foot_of_the_reset_envs_only():
@@ -127,6 +161,13 @@ def test_marvin_residual_task_carries_the_term_on_both_feet():
     from linkage_lab.gait.biped import BIPED_SIDES
     from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import MarvinResidualFlatEnvCfg
 
-    term = MarvinResidualFlatEnvCfg().rewards.touchdown_alternation
+    cfg = MarvinResidualFlatEnvCfg()
+    term = cfg.rewards.touchdown_alternation
     assert term.func is touchdown_alternation
     assert term.params["sensor_cfg"].body_names == [f"{side}_foot" for side in BIPED_SIDES]
+    # The paid swing is shorter than the gait's own (its steps are paid) and longer than the
+    # evaluation's chatter floor (3 control steps).
+    swing_s = cfg.rewards.feet_air_time.params["threshold"]
+    assert 3 * cfg.sim.dt * cfg.decimation < term.params["min_swing_s"] < swing_s
+    # Gated by the task's velocity command: no steps paid on a zero command.
+    assert term.params["command_name"] == "base_velocity" and cfg.commands.base_velocity is not None

@@ -29,12 +29,15 @@ class TouchdownStep:
         alternating: ``(num_envs,)`` bool, a single touchdown by the other foot than the previous one.
         repeated: ``(num_envs,)`` bool, a single touchdown by the same foot as the previous one.
         simultaneous: ``(num_envs,)`` bool, two or more feet touching down this step.
+        lift_steps: ``(num_envs, n_feet)`` long, for each foot touching down the control steps it was out
+            of contact before (0 for the others).
     """
 
     touchdown: torch.Tensor
     alternating: torch.Tensor
     repeated: torch.Tensor
     simultaneous: torch.Tensor
+    lift_steps: torch.Tensor
 
 
 class TouchdownSequence:
@@ -68,6 +71,7 @@ class TouchdownSequence:
         else:
             mask = mask.to(in_contact.device, torch.bool)
         touchdown = in_contact & (self._air_steps >= self.min_air_steps) & mask[:, None]
+        lift_steps = torch.where(touchdown, self._air_steps, 0)
         self._air_steps = torch.where(in_contact | ~mask[:, None], 0, self._air_steps + 1)
         count = touchdown.sum(-1)
         single = count == 1
@@ -78,6 +82,7 @@ class TouchdownSequence:
             alternating=known & (foot != self._last_foot),
             repeated=known & (foot == self._last_foot),
             simultaneous=count > 1,
+            lift_steps=lift_steps,
         )
         self._last_foot = torch.where(single, foot, torch.where(count > 1, -1, self._last_foot))
         self._last_foot = torch.where(mask, self._last_foot, -1)

@@ -15,15 +15,20 @@ if TYPE_CHECKING:
 
 
 class touchdown_alternation(ManagerTermBase):
-    """+1 for a touchdown by the other foot than the last one, −1 for the same foot again or for feet
-    landing together, per touchdown (the term is divided by the control period, so the weight is the
-    reward of one touchdown, not of one step).
+    """Per touchdown: +1 for a step by the other foot than the last one, −1 for the same foot again or
+    for feet landing together (the term is divided by the control period, so the weight is the reward
+    of one touchdown, not of one step).
 
     Touchdowns and their order are :class:`~linkage_lab.gait.footfalls.TouchdownSequence`'s, the
     definition ``eval.json``'s ``footfalls.alternation`` counts with, on the feet named by
     ``params["sensor_cfg"]`` (a contact sensor that tracks air time; a foot is down while its current
-    contact time is positive, as in the evaluation). The first touchdown of an episode pays nothing.
-    ``params["min_air_steps"]`` (default 3) is the shortest lift that counts as a step.
+    contact time is positive, as in the evaluation). ``params["min_air_steps"]`` (default 3) is the
+    shortest lift that counts as a touchdown at all, ``params["min_swing_s"]`` (default 0) the shortest
+    lift an alternating touchdown is paid for: quicker alternating steps pay 0, so stepping faster than
+    the gait's rhythm is not a way to collect touchdowns. With ``params["command_name"]``, steps are paid
+    only while that velocity command asks for at least ``params["min_command_mps"]`` (default 0.1 m/s,
+    Isaac Lab's gate of its air-time reward), so stepping in place is not paid on a zero command; the
+    penalties hold at any command. The first touchdown of an episode pays nothing.
     """
 
     def __init__(self, cfg: RewardTermCfg, env: ManagerBasedRLEnv):
@@ -34,16 +39,28 @@ class touchdown_alternation(ManagerTermBase):
         if len(ids) < 2:
             raise ValueError(f"touchdown_alternation needs two or more feet, got bodies {sensor_cfg.body_names!r}")
         self._ids = ids
-        self._sequence = TouchdownSequence(
-            env.num_envs, len(ids), int(cfg.params.get("min_air_steps", 3)), device=env.device
-        )
+        min_air_steps = int(cfg.params.get("min_air_steps", 3))
+        self._sequence = TouchdownSequence(env.num_envs, len(ids), min_air_steps, device=env.device)
+        self._min_swing_steps = max(min_air_steps, round(float(cfg.params.get("min_swing_s", 0.0)) / env.step_dt))
 
     def reset(self, env_ids: torch.Tensor | None = None) -> None:
         """A new episode starts in ``env_ids``: forget their feet's history."""
         self._sequence.reset(env_ids)
 
-    def __call__(self, env: ManagerBasedRLEnv, sensor_cfg, min_air_steps: int = 3) -> torch.Tensor:
+    def __call__(
+        self,
+        env: ManagerBasedRLEnv,
+        sensor_cfg,
+        min_air_steps: int = 3,
+        min_swing_s: float = 0.0,
+        command_name: str | None = None,
+        min_command_mps: float = 0.1,
+    ) -> torch.Tensor:
         down = self._sensor.data.current_contact_time.torch[:, self._ids] > 0.0
         step = self._sequence.step(down)
-        score = step.alternating.float() - step.repeated.float() - step.simultaneous.float()
+        paid = step.alternating & (step.lift_steps.max(dim=-1).values >= self._min_swing_steps)
+        if command_name is not None:
+            command = env.command_manager.get_command(command_name)[:, :2]
+            paid &= torch.linalg.norm(command, dim=-1) >= min_command_mps
+        score = paid.float() - step.repeated.float() - step.simultaneous.float()
         return score / env.step_dt

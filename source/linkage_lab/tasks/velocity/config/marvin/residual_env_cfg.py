@@ -101,12 +101,19 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
                 "action_name": "joint_pos",
             },
         )
-        # Touchdowns in alternation: +1 for a touchdown by the other foot, -1 for the same foot again or
-        # both together, the definition the acceptance's footfall alternation counts with.
+        # Touchdowns in alternation: +1 for a step by the other foot, -1 for the same foot again or both
+        # together, the definition the acceptance's footfall alternation counts with. A step is paid only
+        # after half the gait's swing in the air and while the command asks to walk: without those, 300
+        # iterations of fine-tuning with weight 0.5 learnt to run on the spot at 9 touchdowns a second
+        # per foot, even on a zero command (README, "Marvin").
         rewards.touchdown_alternation = RewTerm(
             func=touchdown_alternation,
             weight=0.0,
-            params={"sensor_cfg": SceneEntityCfg("contact_forces", body_names=feet, preserve_order=True)},
+            params={
+                "sensor_cfg": SceneEntityCfg("contact_forces", body_names=feet, preserve_order=True),
+                "min_swing_s": 0.5 * prior.swing_time_s(),
+                "command_name": "base_velocity",
+            },
         )
         robot_cfg = marvin_config()
         rewards.base_height_l2.params["target_height"] = prior.gait.cfg.hip_height_m + robot_cfg.geometry.ankle_height_m
