@@ -2,7 +2,7 @@
 
 One definition serves the evaluation's footfall statistics
 (:class:`~linkage_lab.evaluation.metrics.FootContactStats`) and the training reward that pays for
-alternating steps (:class:`~linkage_lab.tasks.velocity.rewards.TouchdownAlternation`), so a policy is
+alternating steps (:class:`~linkage_lab.tasks.velocity.rewards.touchdown_alternation`), so a policy is
 paid for exactly what the acceptance measures.
 
 A *touchdown* is a foot in contact at a control step after at least ``min_air_steps`` steps out of
