@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from isaaclab.utils import configclass
+from isaaclab_rl.rsl_rl import RslRlSymmetryCfg
 
 from linkage_lab.tasks.velocity.config.marvin.agents import MarvinFlatPPORunnerCfg
+from linkage_lab.tasks.velocity.symmetry import mirror_rollout
 
 #: Initial action noise (std of the Gaussian, in action units, i.e. × 0.15 rad per joint). The prior
 #: already walks, so exploration starts small: the from-scratch std of 1.0 would knock the gait over.
@@ -21,3 +23,9 @@ class MarvinResidualPPORunnerCfg(MarvinFlatPPORunnerCfg):
     def __post_init__(self):
         # Each instance holds its own copy of the actor config: this changes no shared default.
         self.actor.distribution_cfg.init_std = RESIDUAL_INIT_STD
+        # Left-right symmetry (tasks/velocity/symmetry.py). Both switches off: rsl-rl then only logs how
+        # far the actor is from its own mirror image (TensorBoard ``Loss/symmetry``);
+        # ``agent.algorithm.symmetry_cfg.use_data_augmentation=true`` also trains on the mirrored samples.
+        self.algorithm.symmetry_cfg = RslRlSymmetryCfg(
+            use_data_augmentation=False, use_mirror_loss=False, data_augmentation_func=mirror_rollout
+        )
