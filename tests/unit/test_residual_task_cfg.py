@@ -116,3 +116,12 @@ def test_residual_sprint_keeps_the_lane_with_every_trained_command_setting():
         assert getattr(race, name) == getattr(trained, name), name
     # The race's own settings survive the change of command class.
     assert race.resampling_time_range == (90.0, 90.0) and race.ranges.lin_vel_x == (0.6, 0.6)
+
+
+def test_residual_runner_logs_its_symmetry_without_training_on_it():
+    from linkage_lab.tasks.velocity.config.marvin.residual_agents import MarvinResidualPPORunnerCfg
+    from linkage_lab.tasks.velocity.symmetry import mirror_rollout
+
+    symmetry = MarvinResidualPPORunnerCfg().algorithm.symmetry_cfg
+    assert symmetry.data_augmentation_func is mirror_rollout
+    assert (symmetry.use_data_augmentation, symmetry.use_mirror_loss) == (False, False)

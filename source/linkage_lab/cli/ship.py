@@ -99,7 +99,7 @@ def training_record(checkpoint: Path, iteration: int) -> dict[str, Any]:
         "num_envs": record.get("num_envs"),
         "seed": record.get("seed"),
         "device": record.get("device"),
-        "commit": _git_commit(),
+        "commit": run_commit(run_dir) or _git_commit(),
         "workers": record.get("workers", 1),
         **_throughput(run_dir, iteration, record.get("sessions")),
     }
@@ -151,6 +151,26 @@ def _session_seconds(sessions: list[dict[str, Any]], iteration: int) -> float | 
             total += (end - start).total_seconds()
             counted = True
     return total if counted else None
+
+
+def run_commit(run_dir: Path) -> str | None:
+    """The commit the run was trained at, from the ``git/*.diff`` record rsl-rl writes at its start.
+
+    The record holds ``--- git commit ---``, the hash, then ``--- git status ---`` and ``git status``'s
+    text; changes to tracked files (staged or not; untracked files aside, as in the repository's own
+    check) mark the commit ``-dirty``. ``None`` when the run has no readable record.
+    """
+    for diff in sorted((run_dir / "git").glob("*.diff")):
+        try:
+            text = diff.read_text()
+        except OSError:
+            continue
+        head, _, rest = text.partition("--- git status ---")
+        lines = [line.strip() for line in head.replace("--- git commit ---", "").splitlines() if line.strip()]
+        if len(lines) == 1 and len(lines[0]) == 40:
+            dirty = any(marker in rest for marker in ("Changes to be committed", "Changes not staged for commit"))
+            return f"{lines[0]}{'-dirty' if dirty else ''}"
+    return None
 
 
 def _git_commit() -> str | None:
