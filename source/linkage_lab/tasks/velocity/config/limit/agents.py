@@ -16,8 +16,9 @@ class LimitFlatPPORunnerCfg(LinkageVelocityPPORunnerCfg):
     # 2.1 s an iteration with the envs split over two simulation processes. PPO's adaptive learning
     # rate aims at a KL of 0.02 instead of 0.01: its larger steps learn in 420 iterations what 600 at
     # 0.01 did (sweep lin-vel RMS at 0.3 / 0.5 m/s: 0.052 / 0.062 against 0.058 / 0.080; at 420
-    # iterations with 0.01: 0.078 / 0.092 and no backward walking). Three runs of this recipe gave
-    # 0.052, 0.065 and 0.075 at 0.5 m/s: CPU runs are not bit-reproducible (README, "The Limit").
+    # iterations with 0.01: 0.078 / 0.092 and no backward walking). Three runs with the task's former
+    # 50 / 30 % command split gave 0.052, 0.065 and 0.075 at 0.5 m/s (CPU runs are not bit-reproducible);
+    # three with the 80 / 10 % split gave 0.055, 0.059 and 0.055 (README, "The Limit").
     max_iterations = 400
 
     def __post_init__(self):
