@@ -78,19 +78,16 @@ class Mirror:
         return Mirror(torch.tensor(index, dtype=torch.long), torch.tensor(sign, dtype=torch.float32))
 
 
-def group_mirror(group_cfg: Any, joint_index: list[int], joint_sign: list[float]) -> tuple[Mirror, list[str]]:
+def group_mirror(group_cfg: Any, joint_index: list[int], joint_sign: list[float]) -> Mirror:
     """The mirror of one concatenated observation group, built from its config's terms in order.
 
     Terms are taken as Isaac Lab's observation manager takes them: the group's attributes that are
     observation terms (have a ``func``), in definition order, ``None`` skipped.
 
-    Returns:
-        The mirror and the term names it covers, in order.
-
     Raises:
         SymmetryError: A term function has no rule in :data:`TERM_RULES`, or keeps a history.
     """
-    parts, names = [], []
+    parts = []
     for name, term in vars(group_cfg).items():
         func = getattr(term, "func", None)
         if func is None:
@@ -105,8 +102,7 @@ def group_mirror(group_cfg: Any, joint_index: list[int], joint_sign: list[float]
             parts.append((list(joint_index), list(joint_sign)))
         else:
             parts.append((list(range(len(rule))), list(rule)))
-        names.append(name)
-    return Mirror.concat(parts), names
+    return Mirror.concat(parts)
 
 
 @dataclass(frozen=True)
@@ -132,7 +128,7 @@ class TaskMirror:
         joints = joint_mirror(spec.description_model(), spec.joint_names)
         index, sign = list(joints.index), list(joints.sign)
         groups = {
-            name: group_mirror(group, index, sign)[0]
+            name: group_mirror(group, index, sign)
             for name, group in vars(env_cfg.observations).items()
             if group is not None and hasattr(group, "concatenate_terms")
         }
