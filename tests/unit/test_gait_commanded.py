@@ -227,3 +227,37 @@ def test_swing_legs_are_the_feet_the_gait_lifts():
     # One foot at a time, and both down at some phases (the double-support margin).
     swing = prior.swing_legs(torch.stack((phases, torch.ones_like(phases), torch.ones_like(phases)), dim=-1))
     assert not (swing[:, 0] & swing[:, 1]).any() and (~swing.any(dim=-1)).any() and swing.any(dim=-1).any()
+
+
+def test_yaw_command_turns_each_step_through_the_hip_yaw():
+    # u = sat(k_ω ω_z) on both hips, weighted ½(1 − cos ψ)·a: by hand at φ = π/2 (ψ = π/2 on the
+    # right leg, 3π/2 on the left: weight ½ each), stepping 1, u = 0.5 s · 0.2 rad/s = 0.1 rad.
+    prior = _prior(turn_per_yaw_rate_s=0.5)
+    state = torch.tensor([[math.pi / 2, 0.0, 1.0]])
+    names = prior.joint_names
+    for yaw_rate, turn in ((0.2, 0.1), (-0.2, -0.1), (0.0, 0.0), (1.0, prior.gait.cfg.turn_limit_rad)):
+        targets, _ = prior(state, torch.tensor([[0.3, 0.0, yaw_rate]]), UPRIGHT, ZERO3, ZERO3)
+        for side in ("left", "right"):
+            assert float(targets[0, names.index(f"{side}_hip_yaw")]) == pytest.approx(0.5 * turn, abs=1e-6)
+
+
+def test_the_turn_touches_only_the_hip_yaw_and_not_a_standing_robot():
+    plain, turning = _prior(), _prior(turn_per_yaw_rate_s=0.5)
+    command = torch.tensor([[0.3, 0.0, 0.2]])
+    names = plain.joint_names
+    others = [i for i, name in enumerate(names) if not name.endswith("hip_yaw")]
+    for phase in (0.0, 1.0, 2.5, 4.0):
+        state = torch.tensor([[phase, 0.5, 1.0]])
+        a, next_a = plain(state, command, UPRIGHT, ZERO3, ZERO3)
+        b, next_b = turning(state, command, UPRIGHT, ZERO3, ZERO3)
+        torch.testing.assert_close(a[:, others], b[:, others])
+        torch.testing.assert_close(next_a, next_b)
+    # Standing (a = 0) keeps the feet planted: no turn whatever the command.
+    standing, _ = turning(torch.tensor([[1.0, 0.0, 0.0]]), command, UPRIGHT, ZERO3, ZERO3)
+    for side in ("left", "right"):
+        assert float(standing[0, names.index(f"{side}_hip_yaw")]) == 0.0
+
+
+def test_a_negative_turn_gain_is_rejected():
+    with pytest.raises(ValueError, match="turn_per_yaw_rate_s"):
+        GaitCommandCfg(turn_per_yaw_rate_s=-0.1)

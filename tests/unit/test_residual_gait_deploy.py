@@ -35,7 +35,12 @@ CLIP = 3.0
 def prior() -> CommandedBipedGait:
     gait = BipedGait(marvin_sprint_gait_cfg(heading_gain=0.0))
     return CommandedBipedGait(
-        gait, GaitCommandCfg(speed_per_stride_mps=0.72, in_place_speed_mps=0.065, max_stride_scale=0.8), DT, JOINT_NAMES
+        gait,
+        GaitCommandCfg(
+            speed_per_stride_mps=0.72, in_place_speed_mps=0.065, max_stride_scale=0.8, turn_per_yaw_rate_s=0.5
+        ),
+        DT,
+        JOINT_NAMES,
     )
 
 

@@ -112,8 +112,15 @@ def test_each_task_declares_its_acceptance_and_others_get_the_default():
     assert limit.cases == DEFAULT_CASES
     assert (limit.targets.lin_vel_rms_mps, limit.targets.yaw_rate_rms_radps, limit.targets.max_falls) == (0.06, 0.12, 0)
     marvin = task_acceptance("LinkageLab-Velocity-Flat-Marvin-Residual")
-    assert [c.lin_vel_x_mps for c in marvin.cases] == [0.0, 0.3, 0.4, 0.5]
-    assert all(c.ang_vel_z_radps == 0.0 for c in marvin.cases)
+    assert [(c.lin_vel_x_mps, c.ang_vel_z_radps) for c in marvin.cases] == [
+        (0.0, 0.0),
+        (0.3, 0.0),
+        (0.4, 0.0),
+        (0.5, 0.0),
+        (0.4, 0.2),
+        (0.4, -0.2),
+    ]
+    assert marvin.targets.yaw_rate_error_radps == 0.05 and marvin.targets.yaw_rate_rms_radps is None
     assert marvin.targets.forward_speed_error_mps == 0.1 and marvin.targets.lin_vel_rms_mps is None
     assert marvin.targets.min_alternation == 0.8
     assert task_acceptance("LinkageLab-Velocity-Flat-Marvin") == marvin
@@ -164,3 +171,40 @@ def test_sweep_plot_is_a_png(tmp_path):
     sweep = {"task": "T", "episodes_per_case": 8, "targets": vars(targets), "cases": rows, "summary": summarize(rows)}
     path = plot_sweep(sweep, tmp_path / "sweep.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
+
+
+def test_yaw_rate_error_target_checks_the_mean_yaw_rate_on_turning_cases_only():
+    targets = TrackingTargets(lin_vel_rms_mps=None, yaw_rate_rms_radps=None, max_falls=0, yaw_rate_error_radps=0.05)
+
+    def report(mean_yaw_rate):
+        base = _report(0.1, 0.5, 0, 0.4)
+        return {**base, "tracking": {**base["tracking"], "mean_yaw_rate_radps": mean_yaw_rate}}
+
+    turning = case_result(CommandCase(0.4, 0.2), report(0.17), targets)
+    assert turning["yaw_rate_error_radps"] == pytest.approx(0.03) and turning["checks"]["yaw_rate_error_radps"]["ok"]
+    # The RMS (0.5 here: a biped's yaw swing within each stride) is not what this target reads.
+    lagging = case_result(CommandCase(0.4, -0.2), report(-0.12), targets)
+    assert not lagging["checks"]["yaw_rate_error_radps"]["ok"]
+    assert summarize([lagging])["failed_checks"] == ["vx+0.40_wz-0.20: yaw_rate_error_radps 0.08000000000000002 > 0.05"]
+    assert "yaw_rate_error_radps" not in case_result(CommandCase(0.4), report(0.3), targets)["checks"]
+    assert not case_result(CommandCase(0.4, 0.2), report(None), targets)["checks"]["yaw_rate_error_radps"]["ok"]
+
+
+def test_tracking_stats_mean_yaw_rate_is_the_sample_mean_of_the_counted_envs():
+    import torch
+
+    from linkage_lab.evaluation.metrics import TrackingStats
+
+    stats = TrackingStats()
+    command = torch.tensor([[0.4, 0.0, 0.2], [0.4, 0.0, 0.2], [0.4, 0.0, 0.2]])
+    lin = torch.zeros(3, 3)
+    for yaw_rates, mask in (([0.1, 0.3, 9.0], [True, True, False]), ([0.5, -0.3, 9.0], [True, True, False])):
+        ang = torch.zeros(3, 3)
+        ang[:, 2] = torch.tensor(yaw_rates)
+        stats.add(command, lin, ang, torch.tensor(mask))
+    summary = stats.summary()
+    # (0.1 + 0.3 + 0.5 − 0.3) / 4; the masked env's 9.0 is never counted.
+    assert summary["mean_yaw_rate_radps"] == pytest.approx(0.15)
+    # RMS of (0.2 − ω): (0.1² + 0.1² + 0.3² + 0.5²) / 4.
+    assert summary["yaw_rate_rms_radps"] == pytest.approx(((0.01 + 0.01 + 0.09 + 0.25) / 4) ** 0.5)
+    assert TrackingStats().summary()["mean_yaw_rate_radps"] is None

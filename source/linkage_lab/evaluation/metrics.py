@@ -75,7 +75,7 @@ class EpisodeStats:
 
 
 class TrackingStats:
-    """RMS velocity-tracking errors and the mean forward speed over the samples added."""
+    """RMS velocity-tracking errors and the mean forward speed and yaw rate over the samples added."""
 
     def __init__(self):
         self.samples = 0
@@ -83,6 +83,7 @@ class TrackingStats:
         self._sum_yaw_sq = 0.0
         self._sum_forward = 0.0
         self._sum_forward_cmd = 0.0
+        self._sum_yaw = 0.0
 
     def add(self, command: torch.Tensor, lin_vel_b: torch.Tensor, ang_vel_b: torch.Tensor, mask: torch.Tensor) -> None:
         """Add the envs selected by ``mask``.
@@ -101,9 +102,14 @@ class TrackingStats:
         self._sum_yaw_sq += float(((command[:, 2] - ang[:, 2]) ** 2).sum())
         self._sum_forward += float(lin[:, 0].sum())
         self._sum_forward_cmd += float(command[:, 0].sum())
+        self._sum_yaw += float(ang[:, 2].sum())
 
     def summary(self) -> dict[str, Any]:
-        """``lin_vel_xy_rms_mps`` (RMS of ‖v_cmd,xy − v_xy‖), ``yaw_rate_rms_radps`` and mean speeds."""
+        """``lin_vel_xy_rms_mps`` (RMS of ‖v_cmd,xy − v_xy‖), ``yaw_rate_rms_radps``, mean speeds and yaw rate.
+
+        The mean yaw rate is what a heading follows; a biped's RMS yaw-rate error also holds the yaw its
+        body swings through with every step, which averages out over a stride.
+        """
         n = self.samples
         return {
             "samples": n,
@@ -111,6 +117,7 @@ class TrackingStats:
             "yaw_rate_rms_radps": math.sqrt(self._sum_yaw_sq / n) if n else None,
             "mean_forward_speed_mps": self._sum_forward / n if n else None,
             "mean_commanded_forward_speed_mps": self._sum_forward_cmd / n if n else None,
+            "mean_yaw_rate_radps": self._sum_yaw / n if n else None,
         }
 
 

@@ -72,6 +72,8 @@ class TrackingTargets:
         max_falls: Most falls allowed per case.
         forward_speed_error_mps: Largest ``|mean forward speed - command|`` (m/s), on cases without a yaw command.
         min_alternation: Smallest footfall alternation (``eval.json`` ``footfalls``), on cases with a forward command.
+        yaw_rate_error_radps: Largest ``|mean yaw rate - command|`` (rad/s), on cases with a yaw command: whether
+            the robot turns at the rate asked, whatever its yaw swing within a stride.
     """
 
     lin_vel_rms_mps: float | None = 0.06
@@ -79,6 +81,7 @@ class TrackingTargets:
     max_falls: int | None = 0
     forward_speed_error_mps: float | None = None
     min_alternation: float | None = None
+    yaw_rate_error_radps: float | None = None
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,7 @@ def case_result(case: CommandCase, report: dict[str, Any], targets: TrackingTarg
         "lin_vel_xy_rms_mps": tracking.get("lin_vel_xy_rms_mps"),
         "yaw_rate_rms_radps": tracking.get("yaw_rate_rms_radps"),
         "mean_forward_speed_mps": tracking.get("mean_forward_speed_mps"),
+        "mean_yaw_rate_radps": tracking.get("mean_yaw_rate_radps"),
         "alternation": (report.get("footfalls") or {}).get("alternation"),
         "checks": {},
     }
@@ -151,6 +155,11 @@ def case_result(case: CommandCase, report: dict[str, Any], targets: TrackingTarg
         error = None if speed is None else abs(speed - case.lin_vel_x_mps)
         row["forward_speed_error_mps"] = error
         checks["forward_speed_error_mps"] = _check(error, targets.forward_speed_error_mps)
+    if case.ang_vel_z_radps != 0.0 and targets.yaw_rate_error_radps is not None:
+        yaw_rate = row["mean_yaw_rate_radps"]
+        error = None if yaw_rate is None else abs(yaw_rate - case.ang_vel_z_radps)
+        row["yaw_rate_error_radps"] = error
+        checks["yaw_rate_error_radps"] = _check(error, targets.yaw_rate_error_radps)
     if case.lin_vel_x_mps != 0.0 and targets.min_alternation is not None:
         value = row["alternation"]
         checks["alternation"] = {
@@ -199,14 +208,18 @@ def format_table(sweep: dict[str, Any]) -> str:
     def num(value: float | None, fmt: str) -> str:
         return "-" if value is None else format(value, fmt)
 
-    lines = [f"{'vx (m/s)':>9} {'wz (rad/s)':>10} {'v fwd':>7} {'v RMS':>7} {'yaw RMS':>8} {'alt':>5} {'falls':>5}  ok"]
+    lines = [
+        f"{'vx (m/s)':>9} {'wz (rad/s)':>10} {'v fwd':>7} {'v RMS':>7} {'wz mean':>8} {'yaw RMS':>8} {'alt':>5} "
+        f"{'falls':>5}  ok"
+    ]
     for row in sweep["cases"]:
         command = row["command"]
         ok = all(c["ok"] for c in row["checks"].values()) if row["checks"] else None
         lines.append(
             f"{command['lin_vel_x_mps']:>9.2f} {command['ang_vel_z_radps']:>10.2f} "
             f"{num(row['mean_forward_speed_mps'], '.3f'):>7} {num(row['lin_vel_xy_rms_mps'], '.3f'):>7} "
-            f"{num(row['yaw_rate_rms_radps'], '.3f'):>8} {num(row.get('alternation'), '.2f'):>5} "
+            f"{num(row.get('mean_yaw_rate_radps'), '+.3f'):>8} {num(row['yaw_rate_rms_radps'], '.3f'):>8} "
+            f"{num(row.get('alternation'), '.2f'):>5} "
             f"{num(row['falls'], 'd'):>5}  "
             f"{'-' if ok is None else 'yes' if ok else 'NO'}"
         )

@@ -14,6 +14,7 @@ from linkage_lab.gait.biped_cfg import (  # noqa: F401
     check_gait_overrides,
     gait_parameter_names,
 )
+from linkage_lab.gait.heading import wrap_angle
 from linkage_lab.gait.phase import BIPED_PHASE_OFFSETS, as_tensor, gait_phase, leg_phases, stepping_time
 from linkage_lab.gait.trajectory import foot_trajectory, lift_fraction, step_ramp
 from linkage_lab.kinematics.leg_ik import LegReachError, leg_ik
@@ -80,8 +81,7 @@ def heading_turn(torso: TorsoState, lane_y_m: torch.Tensor | float, cfg: BipedGa
     heading_ref = (-cfg.lane_gain_rad_per_m * lateral_error).clamp(
         -cfg.heading_ref_limit_rad, cfg.heading_ref_limit_rad
     )
-    error = heading_ref - torso.yaw_rad
-    wrapped = torch.atan2(torch.sin(error), torch.cos(error))
+    wrapped = wrap_angle(heading_ref - torso.yaw_rad)
     return (cfg.heading_gain * wrapped).clamp(-cfg.turn_limit_rad, cfg.turn_limit_rad)
 
 
@@ -147,6 +147,7 @@ class BipedGait:
         sway_scale: torch.Tensor | float = 1.0,
         stepping_scale: torch.Tensor | float = 1.0,
         lane_y_m: torch.Tensor | float = 0.0,
+        turn_rad: torch.Tensor | float = 0.0,
     ) -> dict[str, torch.Tensor]:
         """Joint position targets (rad) by joint name at a given phase and amplitudes, each ``(num_envs,)``.
 
@@ -163,6 +164,8 @@ class BipedGait:
                 the foot lift and everything tied to one leg being in the air (swing-foot placement
                 and turn, single-support sag compensation, the stance weighting of the hip feedback).
             lane_y_m: Lateral centre of the robot's lane (m).
+            turn_rad: Per-step turn ``u`` asked from outside the heading loop (rad, + = left, scalar or
+                ``(num_envs,)``), added to the loop's and saturated with it at ``turn_limit_rad``.
         """
         cfg = self.cfg
         stepping = as_tensor(stepping_scale, phase).expand_as(phase).unsqueeze(-1)
@@ -200,7 +203,10 @@ class BipedGait:
         )
         # Marvin's ankle roll axis is +x, as the NAO's: the lesson's roll term carries over unchanged.
         ankle_roll = -hip_roll - cfg.roll_gain * torso.roll_rad
-        turn = heading_turn(torso, lane_y_m, cfg).unsqueeze(-1)
+        turn = (heading_turn(torso, lane_y_m, cfg) + as_tensor(turn_rad, phase)).clamp(
+            -cfg.turn_limit_rad, cfg.turn_limit_rad
+        )
+        turn = turn.expand_as(phase).unsqueeze(-1)
         hip_yaw = turn * 0.5 * (1.0 - torch.cos(psi)) * stepping
         # −cos ψ is the same-side foot's forward offset over S/2: each arm swings back (+ pitch)
         # as its own foot swings forward, i.e. forward with the opposite leg.

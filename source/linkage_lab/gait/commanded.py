@@ -17,7 +17,9 @@ State update per control step ``dt`` (``v`` the command ``(v_x, v_y, ω_z)``)::
 
 The joint targets are :meth:`BipedGait.joint_targets_at_phase` at ``(φ, s, a)``: stride ``s``
 scales the step length and arm swing, ``a`` the foot lift and the sway. With ``a = 0`` the robot
-stands in the gait's crouch, balanced by the gait's ankle feedback.
+stands in the gait's crouch, balanced by the gait's ankle feedback. A yaw-rate command turns the
+gait as its own heading loop would: each step turns by ``u = sat(k_ω ω_z)`` through the hip yaw
+joints (:meth:`BipedGait.joint_targets_at_phase`), so the robot follows ``ω_z`` without the policy.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ class GaitCommandCfg:
         linear_deadband_mps: ``d_v``, planar command speed below which the robot stands (m/s).
         yaw_deadband_rads: ``d_ω``, yaw-rate command below which the robot stands (rad/s).
         stop_stride_scale: ``s_stop``, the robot keeps stepping until its stride is below this (unitless).
+        turn_per_yaw_rate_s: ``k_ω``, per-step hip-yaw turn per unit yaw-rate command (rad per rad/s = s);
+            0: the gait does not turn and a yaw command only makes it step.
     """
 
     speed_per_stride_mps: float | None = None
@@ -63,6 +67,7 @@ class GaitCommandCfg:
     linear_deadband_mps: float = 0.1
     yaw_deadband_rads: float = 0.1
     stop_stride_scale: float = 0.05
+    turn_per_yaw_rate_s: float = 0.0
 
     def __post_init__(self) -> None:
         """Reject non-positive speeds and times and negative bands.
@@ -75,7 +80,7 @@ class GaitCommandCfg:
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0.0):
                 raise ValueError(f"gait command parameter {name} must be a positive number, got {value!r}")
-        for name in ("linear_deadband_mps", "yaw_deadband_rads", "stop_stride_scale"):
+        for name in ("linear_deadband_mps", "yaw_deadband_rads", "stop_stride_scale", "turn_per_yaw_rate_s"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
                 raise ValueError(f"gait command parameter {name} must be a non-negative number, got {value!r}")
@@ -185,7 +190,8 @@ class CommandedBipedGait(torch.nn.Module):
         """
         phase, stride, stepping = state.unbind(-1)
         torso = torso_from_body(projected_gravity_b, ang_vel_b, lin_vel_b)
-        targets = self.gait.joint_targets_at_phase(phase, torso, stride, stepping, stepping)
+        turn = self.command_cfg.turn_per_yaw_rate_s * command[..., 2]
+        targets = self.gait.joint_targets_at_phase(phase, torso, stride, stepping, stepping, turn_rad=turn)
         joint_targets = torch.stack([targets[name] for name in self.joint_names], dim=-1)
         return joint_targets, self.next_state(state, command)
 

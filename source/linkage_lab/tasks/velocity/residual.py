@@ -13,7 +13,7 @@ env; the policy sees it through :func:`gait_state`. Export writes the same gait 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import MISSING, asdict
+from dataclasses import MISSING, asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,10 @@ class ResidualGaitAction(GuardedJointPositionAction):
             raise ValueError("a residual gait action has no offset: set use_default_offset=False and offset=0.0")
         super().__init__(cfg, env)
         self.gait_prior: CommandedBipedGait = cfg.gait_factory(env.step_dt, list(self._joint_names))
+        if cfg.turn_per_yaw_rate_s is not None:
+            self.gait_prior.command_cfg = replace(
+                self.gait_prior.command_cfg, turn_per_yaw_rate_s=cfg.turn_per_yaw_rate_s
+            )
         self.gait_prior.to(self.device)
         limits = self._asset.data.joint_pos_limits.torch[:, self._joint_ids]
         self._target_lower = limits[..., 0].clone()
@@ -126,6 +130,9 @@ class ResidualGaitActionCfg(GuardedJointPositionActionCfg):
     """The velocity command that drives the gait: ``(v_x, v_y, ω_z)`` (m/s, m/s, rad/s)."""
     observation_term: str = "gait"
     """Name of the policy observation term that carries :func:`gait_state` (documentation in the export)."""
+    turn_per_yaw_rate_s: float | None = None
+    """The gait's hip-yaw turn per step per unit yaw-rate command (s; ``GaitCommandCfg.turn_per_yaw_rate_s``);
+    None: the factory's. ``0.0`` gives the gait that cannot turn, which policies trained before it could ran on."""
 
 
 def gait_state(env: ManagerBasedRLEnv, action_name: str = "joint_pos") -> torch.Tensor:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import torch
-from isaaclab.managers import ManagerTermBase
+from isaaclab.managers import ManagerTermBase, SceneEntityCfg
 
 from linkage_lab.gait.footfalls import TouchdownSequence
+from linkage_lab.gait.heading import HeadingReference
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedRLEnv
@@ -64,3 +65,35 @@ class touchdown_alternation(ManagerTermBase):
             paid &= torch.linalg.norm(command, dim=-1) >= min_command_mps
         score = paid.float() - step.repeated.float() - step.simultaneous.float()
         return score / env.step_dt
+
+
+class heading_tracking(ManagerTermBase):
+    """``exp(−e² / σ²)`` of the heading error ``e`` from the heading the yaw-rate command asked for.
+
+    ``e`` is :class:`~linkage_lab.gait.heading.HeadingReference`'s: the command's integral since the
+    episode began against the asset's heading (``data.heading_w``), at most ``params["max_error_rad"]``
+    (default 0.5 rad) behind. ``params["std_rad"]`` is ``σ`` (rad). Unlike Isaac Lab's yaw-rate kernel,
+    this pays for the heading a robot holds, not for its yaw rate at each instant, which a biped's stride
+    swings through.
+    """
+
+    def __init__(self, cfg: RewardTermCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        self._reference = HeadingReference(env.num_envs, float(cfg.params.get("max_error_rad", 0.5)), device=env.device)
+
+    def reset(self, env_ids: torch.Tensor | None = None) -> None:
+        """A new episode starts in ``env_ids``: the reference restarts at the robot's heading."""
+        self._reference.reset(env_ids)
+
+    def __call__(
+        self,
+        env: ManagerBasedRLEnv,
+        std_rad: float,
+        command_name: str,
+        max_error_rad: float = 0.5,
+        asset_cfg: SceneEntityCfg = SceneEntityCfg("robot"),
+    ) -> torch.Tensor:
+        heading = env.scene[asset_cfg.name].data.heading_w.torch
+        yaw_rate = env.command_manager.get_command(command_name)[:, 2]
+        error = self._reference.step(heading, yaw_rate, env.step_dt)
+        return torch.exp(-torch.square(error) / std_rad**2)
