@@ -11,8 +11,9 @@ import torch
 pytestmark = pytest.mark.sim
 
 TASK = "LinkageLab-Velocity-Flat-Marvin-Residual"
-#: Forward commands of the four envs (m/s): two walk, two stand.
-COMMANDS = (0.4, 0.4, 0.0, 0.0)
+#: Commands of the four envs, (forward m/s, yaw rate rad/s): one walks straight, one walks and turns left,
+#: two stand.
+COMMANDS = ((0.4, 0.0), (0.4, 0.2), (0.0, 0.0), (0.0, 0.0))
 SECONDS = 8.0
 
 
@@ -36,7 +37,13 @@ def test_zero_residual_walks_on_command_and_stands_on_zero(build_env, zero_actio
     """
     from linkage_lab.tasks.velocity.flat_env_cfg import ACTION_CLIP
 
-    overrides = ("presets=diamond", "env.events.push_robot=null", "env.events.add_base_mass=null")
+    # The gait's turn on a yaw-rate command, off in the recipe, at its calibrated gain (1.0x the command).
+    overrides = (
+        "presets=diamond",
+        "env.events.push_robot=null",
+        "env.events.add_base_mass=null",
+        "env.actions.joint_pos.turn_per_yaw_rate_s=0.5",
+    )
     with build_env(TASK, num_envs=len(COMMANDS), overrides=overrides) as (env, _):
         unwrapped = env.unwrapped
         unwrapped.event_manager.cfg.reset_base.params["velocity_range"] = {}
@@ -50,10 +57,11 @@ def test_zero_residual_walks_on_command_and_stands_on_zero(build_env, zero_actio
         command_term = unwrapped.command_manager.get_term("base_velocity")
         # The command is held fixed per env: written before every step, so the resampling (every
         # 10 s, with random standing envs) never reaches the action term.
-        command = torch.tensor([[v, 0.0, 0.0] for v in COMMANDS])
+        command = torch.tensor([[v, 0.0, w] for v, w in COMMANDS])
         start = robot.data.root_pos_w.torch[:, :2].clone()
         forward_sum = torch.zeros(len(COMMANDS))
         speed_sum = torch.zeros(len(COMMANDS))
+        yaw_rate_sum = torch.zeros(len(COMMANDS))
         steps = int(round(SECONDS / unwrapped.step_dt))
         for step in range(steps):
             command_term.vel_command_b[:] = command
@@ -63,11 +71,17 @@ def test_zero_residual_walks_on_command_and_stands_on_zero(build_env, zero_actio
             forward, lateral = _heading_speed(robot)
             forward_sum += forward
             speed_sum += torch.hypot(forward, lateral)
+            yaw_rate_sum += robot.data.root_ang_vel_w.torch[:, 2]
         mean_forward = forward_sum / steps
+        mean_yaw_rate = yaw_rate_sum / steps
         mean_speed = speed_sum / steps
         walking, standing = slice(0, 2), slice(2, 4)
         assert (mean_forward[walking] > 0.2).all(), f"mean forward speed {mean_forward.tolist()} m/s"
         assert (mean_speed[standing] < 0.05).all(), f"mean speed {mean_speed.tolist()} m/s"
+        # With its turn on, the gait turns on a yaw-rate command by itself (1.0x the command in steady walking;
+        # the 8 s here include the start), and walks straight without one.
+        assert 0.12 < float(mean_yaw_rate[1]) < 0.28, f"mean yaw rate {mean_yaw_rate.tolist()} rad/s"
+        assert abs(float(mean_yaw_rate[0])) < 0.05, f"mean yaw rate {mean_yaw_rate.tolist()} rad/s"
         drift = (robot.data.root_pos_w.torch[:, :2] - start).norm(dim=-1)
         assert (drift[standing] < 0.1).all(), f"standing envs moved {drift.tolist()} m"
         # The policy sees the gait: (sin φ, cos φ, stride, stepping) closes its observation.

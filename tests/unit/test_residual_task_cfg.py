@@ -44,6 +44,12 @@ def test_residual_recipe():
         (math.pi - 2 * math.asin(0.166)) / (2 * math.pi * 0.88)
     )
     assert rewards.base_height_l2.params["target_height"] == pytest.approx(0.632)
+    # What the shipped policy was trained on: a gait that does not turn, no heading reward.
+    from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import MARVIN_GAIT_COMMAND
+    from linkage_lab.tasks.velocity.rewards import heading_tracking
+
+    assert MARVIN_GAIT_COMMAND.turn_per_yaw_rate_s == 0.0 and action.turn_per_yaw_rate_s is None
+    assert rewards.heading_tracking.func is heading_tracking and rewards.heading_tracking.weight == 0.0
     assert (cfg.episode_length_s, cfg.scene.num_envs) == (20.0, 256)
     command = cfg.commands.base_velocity
     assert command.rel_standing_envs == 0.2

@@ -24,7 +24,7 @@ from linkage_lab.tasks.velocity import faults
 from linkage_lab.tasks.velocity.config.marvin.env_cfg import MarvinFlatEnvCfg
 from linkage_lab.tasks.velocity.flat_env_cfg import ACTION_CLIP
 from linkage_lab.tasks.velocity.residual import ResidualGaitActionCfg, gait_contact_schedule, gait_state
-from linkage_lab.tasks.velocity.rewards import touchdown_alternation
+from linkage_lab.tasks.velocity.rewards import heading_tracking, touchdown_alternation
 
 #: How far the policy may move each joint target from the gait's, per unit action (rad).
 RESIDUAL_SCALE_RAD = 0.15
@@ -36,7 +36,11 @@ MARVIN_PRIOR_GAIT_OVERRIDES = {"heading_gain": 0.0}
 #: placement lengthens the steps. The line through 0.065 m/s with 0.72 m/s per unit stride maps 0.1–0.5 m/s
 #: commands onto the stride that walks them; above s = 0.8 the speed barely grows while a heavier pelvis
 #: (the task's mass randomisation) falls, so the stride stops there. The stride ramps at the gait's own
-#: rate (4.5 s for 0 → 1: a 3 s ramp dropped more heavy-pelvis runs).
+#: rate (4.5 s for 0 → 1: a 3 s ramp dropped more heavy-pelvis runs). A yaw-rate command can turn the gait
+#: through its hip yaw by ``k_ω ω_z`` per step (``env.actions.joint_pos.turn_per_yaw_rate_s``), calibrated the
+#: same way (zero residual, 12 s, mean of the last 6 s, 2 envs each): 0.5 s turns at 1.00-1.03× the command at
+#: 0.2 / 0.4 / 0.6 m/s for ±0.2 rad/s (0.3 s: 0.63×). The recipe keeps it off (0): the shipped policy was
+#: trained on a gait that cannot turn, and fine-tunes with it on did not hold a heading better (README, "Marvin").
 MARVIN_GAIT_COMMAND = GaitCommandCfg(speed_per_stride_mps=0.72, in_place_speed_mps=0.065, max_stride_scale=0.8)
 
 
@@ -116,6 +120,16 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
                 "min_swing_s": 0.5 * prior.swing_time_s(),
                 "command_name": "base_velocity",
             },
+        )
+        # The heading the yaw-rate command asks for (its integral), held: a biped's yaw rate swings with each
+        # step, so Isaac Lab's yaw-rate kernel pays nearly as much for a heading that wanders as for one held.
+        # Off in the recipe: fine-tunes with it (weight 1.0-2.0, with the turning gait) raised the races' yaw
+        # following from 0.43-0.50x to 0.72-0.75x in one lineage but still left the lane in 1 of 4 races and
+        # 1 of 2 in another (README, "Marvin").
+        rewards.heading_tracking = RewTerm(
+            func=heading_tracking,
+            weight=0.0,
+            params={"std_rad": 0.25, "max_error_rad": 0.5, "command_name": "base_velocity"},
         )
         robot_cfg = marvin_config()
         rewards.base_height_l2.params["target_height"] = prior.gait.cfg.hip_height_m + robot_cfg.geometry.ankle_height_m
