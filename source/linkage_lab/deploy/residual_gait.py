@@ -51,7 +51,9 @@ control step, with `state` = `residual_gait.initial_state` after a reset:
 
 `gait.onnx` holds the clock too: the phase runs at the gait frequency while the robot steps,
 the stride follows the forward command (rate-limited), and on a zero command the robot stops
-stepping and stands in the gait's crouch. `linkage_lab.deploy.residual_gait.ResidualGaitComposer`
+stepping and stands in the gait's crouch. With `residual_gait.command.turn_per_yaw_rate_s` above 0 the
+gait also turns: each step swings both hip yaws by that times the yaw-rate command.
+`linkage_lab.deploy.residual_gait.ResidualGaitComposer`
 is this loop in numpy + onnxruntime.
 """
 

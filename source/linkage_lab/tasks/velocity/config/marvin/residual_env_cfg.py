@@ -37,10 +37,11 @@ MARVIN_PRIOR_GAIT_OVERRIDES = {"heading_gain": 0.0}
 #: commands onto the stride that walks them; above s = 0.8 the speed barely grows while a heavier pelvis
 #: (the task's mass randomisation) falls, so the stride stops there. The stride ramps at the gait's own
 #: rate (4.5 s for 0 → 1: a 3 s ramp dropped more heavy-pelvis runs). A yaw-rate command can turn the gait
-#: through its hip yaw by ``k_ω ω_z`` per step (``env.actions.joint_pos.turn_per_yaw_rate_s``), calibrated the
-#: same way (zero residual, 12 s, mean of the last 6 s, 2 envs each): 0.5 s turns at 1.00-1.03× the command at
-#: 0.2 / 0.4 / 0.6 m/s for ±0.2 rad/s (0.3 s: 0.63×). The recipe keeps it off (0): the shipped policy was
-#: trained on a gait that cannot turn, and fine-tunes with it on did not hold a heading better (README, "Marvin").
+#: through its hip yaw by ``k_ω ω_z`` per step (``env.actions.joint_pos.turn_per_yaw_rate_s``), calibrated by
+#: ``python -m linkage_lab.robots.marvin.turn`` (zero residual, 12 s, mean of the last 6 s): 0.5 s turns at
+#: 1.04-1.11× the command at 0.4 m/s for ±0.2 rad/s (0.3 s: 0.60-0.67×). The recipe keeps it off (0): the
+#: shipped policy was trained on a gait that cannot turn, and fine-tunes with it on did not hold a heading
+#: well enough for the sprint's lane (README, "Marvin", "Steering").
 MARVIN_GAIT_COMMAND = GaitCommandCfg(speed_per_stride_mps=0.72, in_place_speed_mps=0.065, max_stride_scale=0.8)
 
 
