@@ -72,3 +72,34 @@ def test_reset_restarts_only_the_envs_named():
 def test_bad_limits_are_rejected(limit):
     with pytest.raises(ValueError, match="max_error_rad"):
         HeadingReference(1, max_error_rad=limit)
+
+
+def test_heading_tracking_term_pays_the_kernel_of_the_heading_error():
+    """The reward term on a stand-in env: exp(−e²/σ²) of the error from the integrated yaw-rate command."""
+    from types import SimpleNamespace
+
+    from isaaclab.managers import SceneEntityCfg
+
+    from linkage_lab.tasks.velocity.rewards import heading_tracking
+
+    heading = torch.zeros(2)
+    command = torch.tensor([[0.4, 0.0, 0.5], [0.4, 0.0, 0.0]])
+    robot = SimpleNamespace(data=SimpleNamespace(heading_w=SimpleNamespace(torch=heading)))
+    env = SimpleNamespace(
+        num_envs=2,
+        device="cpu",
+        step_dt=DT,
+        scene={"robot": robot},
+        command_manager=SimpleNamespace(get_command=lambda name: command),
+    )
+    params = {"std_rad": 0.25, "max_error_rad": 0.5, "command_name": "base_velocity"}
+    term = heading_tracking(SimpleNamespace(params=params), env)
+    call = {**params, "asset_cfg": SceneEntityCfg("robot")}
+    torch.testing.assert_close(term(env, **call), torch.ones(2))
+    # Standing still for 10 more steps: env 0 is 0.5 rad/s · 10 · 0.02 s = 0.1 rad behind, env 1 on target.
+    for _ in range(10):
+        reward = term(env, **call)
+    torch.testing.assert_close(reward, torch.tensor([math.exp(-((0.1 / 0.25) ** 2)), 1.0]))
+    # A reset of env 0 restarts its reference at its heading.
+    term.reset(torch.tensor([0]))
+    torch.testing.assert_close(term(env, **call), torch.ones(2))
