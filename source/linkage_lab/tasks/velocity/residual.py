@@ -132,7 +132,7 @@ class ResidualGaitActionCfg(GuardedJointPositionActionCfg):
     """Name of the policy observation term that carries :func:`gait_state` (documentation in the export)."""
     turn_per_yaw_rate_s: float | None = None
     """The gait's hip-yaw turn per step per unit yaw-rate command (s; ``GaitCommandCfg.turn_per_yaw_rate_s``);
-    None: the factory's. ``0.0`` gives the gait that cannot turn, which policies trained before it could ran on."""
+    None: the factory's. ``0.0``: a gait that does not turn on a yaw-rate command."""
 
 
 def gait_state(env: ManagerBasedRLEnv, action_name: str = "joint_pos") -> torch.Tensor:
