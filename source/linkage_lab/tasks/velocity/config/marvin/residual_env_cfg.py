@@ -124,9 +124,9 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
         )
         # The heading the yaw-rate command asks for (its integral), held: a biped's yaw rate swings with each
         # step, so Isaac Lab's yaw-rate kernel pays nearly as much for a heading that wanders as for one held.
-        # Off in the recipe: fine-tunes with it (weight 1.0-2.0, with the turning gait) raised the races' yaw
-        # following from 0.43-0.50x to 0.72-0.75x in one lineage but still left the lane in 1 of 4 races and
-        # 1 of 2 in another (README, "Marvin").
+        # Off in the recipe: no fine-tune with it kept the sprint's lane. With the turning gait and a 0.03 rad
+        # hip-yaw residual it finished 3 of 4 races but walked 0.1 m/s slow; from the shipped policy, with the
+        # alternation term, it learnt to alternate and stopped turning (README, "Marvin", "Steering").
         rewards.heading_tracking = RewTerm(
             func=heading_tracking,
             weight=0.0,
