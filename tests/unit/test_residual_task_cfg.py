@@ -49,6 +49,7 @@ def test_residual_recipe():
     from linkage_lab.tasks.velocity.rewards import heading_tracking
 
     assert MARVIN_GAIT_COMMAND.turn_per_yaw_rate_s == 0.0 and action.turn_per_yaw_rate_s is None
+    assert action.scale_by_joint == {}  # the shipped policy: 0.15 rad on every joint
     assert rewards.heading_tracking.func is heading_tracking and rewards.heading_tracking.weight == 0.0
     assert (cfg.episode_length_s, cfg.scene.num_envs) == (20.0, 256)
     command = cfg.commands.base_velocity
@@ -131,3 +132,42 @@ def test_residual_runner_logs_its_symmetry_without_training_on_it():
     symmetry = MarvinResidualPPORunnerCfg().algorithm.symmetry_cfg
     assert symmetry.data_augmentation_func is mirror_rollout
     assert (symmetry.use_data_augmentation, symmetry.use_mirror_loss) == (False, False)
+
+
+MARVIN_JOINTS = ["left_hip_yaw", "left_knee", "right_hip_yaw", "right_knee", "left_elbow"]
+
+
+def test_residual_scales_replace_the_default_where_a_key_is_found():
+    from linkage_lab.tasks.velocity.residual import residual_scales
+
+    assert residual_scales(MARVIN_JOINTS, 0.15, {}) == [0.15] * 5
+    assert residual_scales(MARVIN_JOINTS, 0.15, {"hip_yaw": 0.03}) == [0.03, 0.15, 0.03, 0.15, 0.15]
+    assert residual_scales(MARVIN_JOINTS, 0.15, {"^left_(knee|elbow)$": 0.0, "right_knee": 0.1}) == [
+        0.15,
+        0.0,
+        0.15,
+        0.1,
+        0.0,
+    ]
+    # The text Isaac Lab's hydra layer leaves for a dict override reads the same as the dict.
+    assert residual_scales(MARVIN_JOINTS, 0.15, "{hip_yaw:0.03}") == [0.03, 0.15, 0.03, 0.15, 0.15]
+
+
+@pytest.mark.parametrize(
+    ("scale_by_joint", "message"),
+    [
+        ({"ankle": 0.1}, "matches no joint"),
+        ({"hip": 0.1, "yaw": 0.2}, "matched by scale_by_joint keys"),
+        ({"(knee": 0.1}, "not a regular expression"),
+        ({"knee": -0.1}, "finite and >= 0"),
+        ({"knee": float("nan")}, "finite and >= 0"),
+        ({"knee": "x"}, "not a number"),
+        ("[0.1, 0.2]", "not a mapping"),
+        ("{knee:", "not a mapping"),
+    ],
+)
+def test_residual_scales_reject_bad_keys_and_values(scale_by_joint, message):
+    from linkage_lab.tasks.velocity.residual import residual_scales
+
+    with pytest.raises(ValueError, match=message):
+        residual_scales(MARVIN_JOINTS, 0.15, scale_by_joint)

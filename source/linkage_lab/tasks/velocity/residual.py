@@ -12,6 +12,8 @@ env; the policy sees it through :func:`gait_state`. Export writes the same gait 
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, asdict, replace
 from pathlib import Path
@@ -41,6 +43,9 @@ class ResidualGaitAction(GuardedJointPositionAction):
         if cfg.use_default_offset or cfg.offset != 0.0:
             raise ValueError("a residual gait action has no offset: set use_default_offset=False and offset=0.0")
         super().__init__(cfg, env)
+        if cfg.scale_by_joint:
+            scales = residual_scales(self._joint_names, cfg.scale, cfg.scale_by_joint)
+            self._scale = torch.tensor(scales, device=self.device).repeat(self.num_envs, 1)
         self.gait_prior: CommandedBipedGait = cfg.gait_factory(env.step_dt, list(self._joint_names))
         if cfg.turn_per_yaw_rate_s is not None:
             self.gait_prior.command_cfg = replace(
@@ -133,6 +138,57 @@ class ResidualGaitActionCfg(GuardedJointPositionActionCfg):
     turn_per_yaw_rate_s: float | None = None
     """The gait's hip-yaw turn per step per unit yaw-rate command (s; ``GaitCommandCfg.turn_per_yaw_rate_s``);
     None: the factory's. ``0.0``: a gait that does not turn on a yaw-rate command."""
+    scale_by_joint: dict[str, float] = {}
+    """Residual scales (rad per unit action) replacing ``scale`` for some joints, keyed by a regular expression
+    searched in the joint name: ``{hip_yaw: 0.03}`` matches both hip yaws and reads as the hydra override
+    ``env.actions.joint_pos.scale_by_joint={hip_yaw:0.03}`` (:func:`residual_scales`). None: ``scale`` for all."""
+
+
+def residual_scales(joint_names: Sequence[str], scale: float, scale_by_joint: dict[str, float] | str) -> list[float]:
+    """Per joint residual scale: ``scale_by_joint``'s value where its key (a regex) is in the name, else ``scale``.
+
+    Raises:
+        ValueError: A key that matches no joint, a joint matched by two keys, a malformed regex, or a
+            negative or non-finite scale, each naming what it was.
+    """
+    if isinstance(scale_by_joint, str):
+        # Isaac Lab's hydra layer hands a dict override (``{hip_yaw:0.03}``) over as its text: read it
+        # back with hydra's own grammar.
+        from hydra.core.override_parser.overrides_parser import OverridesParser
+        from hydra.errors import HydraException
+
+        try:
+            parsed = OverridesParser.create().parse_overrides([f"scale_by_joint={scale_by_joint}"])[0].value()
+        except HydraException as error:
+            raise ValueError(f"scale_by_joint {scale_by_joint!r} is not a mapping: {error}") from None
+        if not isinstance(parsed, dict):
+            raise ValueError(f"scale_by_joint {scale_by_joint!r} is not a mapping of joint regex to scale")
+        scale_by_joint = parsed
+    if not isinstance(scale, (int, float)):
+        raise ValueError(f"scale_by_joint needs a single default scale, got scale={scale!r}")
+    scales = [float(scale)] * len(joint_names)
+    matched_by: dict[str, str] = {}
+    for key, value in scale_by_joint.items():
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"scale_by_joint[{key!r}] = {value!r} is not a number") from None
+        if not math.isfinite(value) or value < 0.0:
+            raise ValueError(f"scale_by_joint[{key!r}] = {value}: a residual scale must be finite and >= 0")
+        try:
+            pattern = re.compile(str(key))
+        except re.error as error:
+            raise ValueError(f"scale_by_joint key {key!r} is not a regular expression: {error}") from None
+        hits = [i for i, name in enumerate(joint_names) if pattern.search(name)]
+        if not hits:
+            raise ValueError(f"scale_by_joint key {key!r} matches no joint of {list(joint_names)}")
+        for i in hits:
+            name = joint_names[i]
+            if name in matched_by:
+                raise ValueError(f"joint {name!r} is matched by scale_by_joint keys {matched_by[name]!r} and {key!r}")
+            matched_by[name] = str(key)
+            scales[i] = value
+    return scales
 
 
 def gait_state(env: ManagerBasedRLEnv, action_name: str = "joint_pos") -> torch.Tensor:
