@@ -150,6 +150,35 @@ def test_a_previous_sprint_output_is_replaced_only_with_force(capsys, tmp_path, 
     assert sorted(p.name for p in out.iterdir()) == sorted([MANIFEST_FILE, "metrics.json", "path.png", "race.json"])
 
 
+def test_sprint_passes_env_overrides_to_the_race_and_refuses_malformed_ones(capsys, tmp_path, monkeypatch):
+    from linkage_lab.sprint import runner
+
+    seen = {}
+    metrics = {
+        "ended_reason": "finished",
+        "time": 19.6,
+        "distance_m": 10.0,
+        "average_speed_mps": 0.51,
+        "max_lateral_offset_m": 0.1,
+        "fell": False,
+        "duration_s": 19.6,
+        "ankle_replay": {},
+    }
+
+    def race(*args, **kwargs):
+        seen.update(kwargs)
+        return runner.RaceRecord(metrics, [(0.0, 0.0), (10.0, 0.0)], {"policy": "scripted", "ankle": "box"})
+
+    monkeypatch.setattr(runner, "run_race", race)
+    token = "env.actions.joint_pos.turn_per_yaw_rate_s=0.5"
+    assert main(["sprint", "--out", str(tmp_path / "race"), token]) == 0
+    assert list(seen["env_overrides"]) == [token]
+    seen.clear()
+    assert main(["sprint", "--out", str(tmp_path / "race2"), "turn_per_yaw_rate_s"]) == 2
+    one_error_line(capsys, "malformed override", "turn_per_yaw_rate_s")
+    assert seen == {} and not (tmp_path / "race2").exists()
+
+
 def test_a_race_whose_folder_cannot_be_written_is_kept(capsys, tmp_path, monkeypatch):
     import shutil
 

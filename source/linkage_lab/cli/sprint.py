@@ -14,7 +14,12 @@ from linkage_lab.cli.video_option import add_video_argument, video_recorder, wri
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``sprint`` command."""
-    parser = subparsers.add_parser("sprint", help="run Marvin's 10 m sprint headless and write metrics.json")
+    parser = subparsers.add_parser(
+        "sprint",
+        help="run Marvin's 10 m sprint headless and write metrics.json",
+        description="Trailing key=value tokens are hydra overrides of the race's env, e.g. the action term a "
+        "policy was trained with: env.actions.joint_pos.turn_per_yaw_rate_s=0.5.",
+    )
     parser.add_argument(
         "--policy",
         default="scripted",
@@ -31,16 +36,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--gait", default=None, help="JSON object of gait parameter overrides for --policy scripted")
     parser.add_argument("--json", action="store_true", help="print metrics.json")
     add_video_argument(parser)
-    parser.set_defaults(func=_sprint)
+    parser.set_defaults(func=_sprint, accepts_overrides=True)
 
 
-def _sprint(args: argparse.Namespace) -> int:
+def _sprint(args: argparse.Namespace, env_overrides: list[str] | None = None) -> int:
     from linkage_lab.outputs import OutputWriteError, check_output_dir
     from linkage_lab.paths import REPO_ROOT
+    from linkage_lab.runtime import validate_overrides
     from linkage_lab.sprint.runner import SPRINT_COMMAND, run_race, write_race
 
     # Everything a user can get wrong is checked here, before the simulation is built.
     overrides = _gait_overrides(args)
+    env_overrides = validate_overrides(env_overrides or ())
     _check_policy(args)
     name = "scripted" if args.policy == "scripted" else Path(args.policy).stem
     out = Path(args.out) if args.out else REPO_ROOT / "outputs" / "sprint" / f"{name}_{args.ankle}"
@@ -48,7 +55,15 @@ def _sprint(args: argparse.Namespace) -> int:
     # Isaac Lab prints its configuration tables to stdout: with --json keep stdout for the JSON.
     recorder = video_recorder(args.video)
     with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
-        record = run_race(args.policy, args.ankle, args.device, overrides, progress=not args.json, on_step=recorder)
+        record = run_race(
+            args.policy,
+            args.ankle,
+            args.device,
+            overrides,
+            progress=not args.json,
+            on_step=recorder,
+            env_overrides=env_overrides,
+        )
     failure = None
     try:
         files = write_race(record, out, force=args.force)

@@ -12,7 +12,7 @@ the same code ``linkage-lab eval`` uses.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -142,11 +142,14 @@ def run_race(
     gait_overrides: dict[str, Any] | None = None,
     progress: bool = True,
     on_step: Callable[[Any], None] | None = None,
+    env_overrides: Sequence[str] = (),
 ) -> RaceRecord:
     """Run one race headless and return its metrics (gait.md §4) plus the ankle replay summary.
 
     ``on_step`` (e.g. a :class:`~linkage_lab.evaluation.video.RolloutRecorder`) is called with the env
     after every control step that did not end the race (the env resets the robot on the step that does).
+    ``env_overrides`` are hydra overrides of the race's env (e.g. the action term a policy was trained with),
+    applied after the ankle's preset.
     """
     from tqdm import tqdm
 
@@ -157,7 +160,8 @@ def run_race(
 
     task = race_task(policy_spec)
     rules = sprint_rules(task)
-    with make_env(task, num_envs=1, device=device, overrides=[f"presets={ankle}"]) as (env, agent_cfg):
+    overrides = [f"presets={ankle}", *env_overrides]
+    with make_env(task, num_envs=1, device=device, overrides=overrides) as (env, agent_cfg):
         unwrapped = env.unwrapped
         policy, info = _build_policy(policy_spec, env, agent_cfg, gait_overrides)
         groups = actor_groups(agent_cfg) if info["policy"] == "checkpoint" else ["policy"]
