@@ -29,7 +29,9 @@ class touchdown_alternation(ManagerTermBase):
     the gait's rhythm is not a way to collect touchdowns. With ``params["command_name"]``, steps are paid
     only while that velocity command asks for at least ``params["min_command_mps"]`` (default 0.1 m/s,
     Isaac Lab's gate of its air-time reward), so stepping in place is not paid on a zero command; the
-    penalties hold at any command. The first touchdown of an episode pays nothing.
+    penalties hold at any command, and ``params["standing_touchdown_cost"]`` (default 0) is what any
+    touchdown costs while the command asks to stand (a robot told to stand should not march on the spot).
+    The first touchdown of an episode pays nothing.
     """
 
     def __init__(self, cfg: RewardTermCfg, env: ManagerBasedRLEnv):
@@ -56,15 +58,18 @@ class touchdown_alternation(ManagerTermBase):
         min_swing_s: float = 0.0,
         command_name: str | None = None,
         min_command_mps: float = 0.1,
+        standing_touchdown_cost: float = 0.0,
     ) -> torch.Tensor:
         down = self._sensor.data.current_contact_time.torch[:, self._ids] > 0.0
         step = self._sequence.step(down)
         paid = step.alternating & (step.lift_steps.max(dim=-1).values >= self._min_swing_steps)
+        score = -step.repeated.float() - step.simultaneous.float()
         if command_name is not None:
             command = env.command_manager.get_command(command_name)[:, :2]
-            paid &= torch.linalg.norm(command, dim=-1) >= min_command_mps
-        score = paid.float() - step.repeated.float() - step.simultaneous.float()
-        return score / env.step_dt
+            walking = torch.linalg.norm(command, dim=-1) >= min_command_mps
+            paid &= walking
+            score -= standing_touchdown_cost * (~walking & step.touchdown.any(dim=-1)).float()
+        return (score + paid.float()) / env.step_dt
 
 
 class heading_tracking(ManagerTermBase):

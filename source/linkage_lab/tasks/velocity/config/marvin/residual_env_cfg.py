@@ -120,6 +120,7 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
                 "sensor_cfg": SceneEntityCfg("contact_forces", body_names=feet, preserve_order=True),
                 "min_swing_s": 0.5 * prior.swing_time_s(),
                 "command_name": "base_velocity",
+                "standing_touchdown_cost": 0.0,
             },
         )
         # The heading the yaw-rate command asks for (its integral), held: a biped's yaw rate swings with each
