@@ -92,8 +92,9 @@ def test_zero_residual_walks_on_command_and_stands_on_zero(build_env, zero_actio
         torch.testing.assert_close(obs["policy"][:, -4:], expected)
         assert (state[walking, 2] == 1.0).all() and (state[standing].abs().sum() == 0.0)
 
-        # Composition: q* = clip(gait + scale a, joint range), scale 0.15 rad but 0.03 on the hip yaws; a row with a non-finite entry counts as
-        # 0 (the gait alone) and actions are clipped to ±ACTION_CLIP, as in every velocity task.
+        # Composition: q* = clip(gait + scale a, joint range), scale 0.15 rad but 0.03 on the hip yaws; a row
+        # with a non-finite entry counts as 0 (the gait alone) and actions are clipped to ±ACTION_CLIP, as in
+        # every velocity task.
         limits = robot.data.joint_pos_limits.torch[0]
         actions = 3.0 * torch.randn(len(COMMANDS), term.action_dim, generator=torch.Generator().manual_seed(0))
         actions[0, 3] = float("nan")

@@ -44,13 +44,17 @@ def test_residual_recipe():
         (math.pi - 2 * math.asin(0.166)) / (2 * math.pi * 0.88)
     )
     assert rewards.base_height_l2.params["target_height"] == pytest.approx(0.632)
-    # What the shipped policy was trained on: a gait that does not turn, no heading reward.
+    # What the shipped policy runs on: the gait turns on a yaw-rate command, the policy trims the hip yaws only
+    # a little, alternating steps and the commanded heading are paid.
     from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import MARVIN_GAIT_COMMAND
-    from linkage_lab.tasks.velocity.rewards import heading_tracking
+    from linkage_lab.tasks.velocity.rewards import heading_tracking, touchdown_alternation
 
-    assert MARVIN_GAIT_COMMAND.turn_per_yaw_rate_s == 0.0 and action.turn_per_yaw_rate_s is None
-    assert action.scale_by_joint == {}  # the shipped policy: 0.15 rad on every joint
-    assert rewards.heading_tracking.func is heading_tracking and rewards.heading_tracking.weight == 0.0
+    assert MARVIN_GAIT_COMMAND.turn_per_yaw_rate_s == 0.7 and action.turn_per_yaw_rate_s is None
+    assert action.scale_by_joint == {"hip_yaw": 0.03}
+    assert rewards.heading_tracking.func is heading_tracking and rewards.heading_tracking.weight == 1.0
+    alternation = rewards.touchdown_alternation
+    assert alternation.func is touchdown_alternation and alternation.weight == 0.5
+    assert alternation.params["standing_touchdown_cost"] == 0.0
     assert (cfg.episode_length_s, cfg.scene.num_envs) == (20.0, 256)
     command = cfg.commands.base_velocity
     assert command.rel_standing_envs == 0.2
@@ -104,7 +108,7 @@ def test_residual_sprint_holds_the_lane_heading_within_the_trained_yaw_rates():
     assert race.heading_command and race.rel_heading_envs == 1.0 and race.ranges.heading == (0.0, 0.0)
     assert race.ranges.ang_vel_z == trained.ranges.ang_vel_z == (-0.2, 0.2)
     assert race.heading_control_stiffness == HEADING_HOLD_GAIN_PER_S
-    assert race.ranges.lin_vel_x == (0.6, 0.6) and race.rel_standing_envs == 0.0
+    assert race.ranges.lin_vel_x == (0.5, 0.5) and race.rel_standing_envs == 0.0
     # The from-scratch race keeps a plain zero yaw-rate command.
     plain = MarvinSprintEnvCfg().commands.base_velocity
     assert not plain.heading_command and plain.ranges.ang_vel_z == (0.0, 0.0)
@@ -122,16 +126,16 @@ def test_residual_sprint_keeps_the_lane_with_every_trained_command_setting():
     for name in ("asset_name", "debug_vis"):
         assert getattr(race, name) == getattr(trained, name), name
     # The race's own settings survive the change of command class.
-    assert race.resampling_time_range == (90.0, 90.0) and race.ranges.lin_vel_x == (0.6, 0.6)
+    assert race.resampling_time_range == (90.0, 90.0) and race.ranges.lin_vel_x == (0.5, 0.5)
 
 
-def test_residual_runner_logs_its_symmetry_without_training_on_it():
+def test_residual_runner_trains_on_the_mirror_loss():
     from linkage_lab.tasks.velocity.config.marvin.residual_agents import MarvinResidualPPORunnerCfg
     from linkage_lab.tasks.velocity.symmetry import mirror_rollout
 
     symmetry = MarvinResidualPPORunnerCfg().algorithm.symmetry_cfg
     assert symmetry.data_augmentation_func is mirror_rollout
-    assert (symmetry.use_data_augmentation, symmetry.use_mirror_loss) == (False, False)
+    assert (symmetry.use_data_augmentation, symmetry.use_mirror_loss, symmetry.mirror_loss_coeff) == (False, True, 1.0)
 
 
 MARVIN_JOINTS = ["left_hip_yaw", "left_knee", "right_hip_yaw", "right_knee", "left_elbow"]

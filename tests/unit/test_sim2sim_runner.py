@@ -325,11 +325,14 @@ def test_parse_command():
     assert parse_command("-0.2, 0.5") == (-0.2, 0.5)
 
 
-def test_residual_race_command_is_the_residual_tasks_range_top():
+def test_residual_race_command_is_the_residual_sprints():
     """The sim2sim race command (torch-free robot side) equals what the Isaac Lab residual sprint uses."""
     from linkage_lab.robots.marvin.sim2sim import RESIDUAL_RACE
+    from linkage_lab.tasks.sprint.config.marvin.env_cfg import MarvinResidualSprintEnvCfg
     from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import MarvinResidualFlatEnvCfg
 
     ranges = MarvinResidualFlatEnvCfg().commands.base_velocity.ranges
-    assert RESIDUAL_RACE["forward_mps"] == ranges.lin_vel_x[1]
+    race = MarvinResidualSprintEnvCfg().commands.base_velocity.ranges
+    assert (RESIDUAL_RACE["forward_mps"], RESIDUAL_RACE["forward_mps"]) == race.lin_vel_x == (0.5, 0.5)
+    assert RESIDUAL_RACE["forward_mps"] <= ranges.lin_vel_x[1]
     assert RESIDUAL_RACE["yaw_rate_limit_rads"] == ranges.ang_vel_z[1]

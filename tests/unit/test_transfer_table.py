@@ -41,7 +41,16 @@ def test_shipped_config_names_every_linkage_model():
     rows = load_rows(DEFAULT_CONFIG)
     overrides = {override for row in rows for override in row.overrides}
     assert {"presets=kin_only", "presets=s3n_full", "presets=box"} <= overrides
-    assert sum(row.checkpoint == "pretrained" for row in rows) == 1
+    # Every checkpoint the table names is in the repo, and the Marvin rows run the action term they were
+    # trained on (a gait that does not turn, one residual scale), not the present recipe's.
+    for row in rows:
+        assert row.checkpoint == "pretrained" or (REPO_ROOT / row.checkpoint).is_file(), row.name
+    marvin = [row for row in rows if row.task == "LinkageLab-Velocity-Flat-Marvin-Residual"]
+    assert len(marvin) == 2
+    for row in marvin:
+        assert {"env.actions.joint_pos.turn_per_yaw_rate_s=0.0", "env.actions.joint_pos.scale_by_joint={}"} <= set(
+            row.overrides
+        )
 
 
 def test_limit_rows_share_one_recipe_and_differ_in_the_linkage_model():
@@ -119,3 +128,31 @@ def test_rerun_rows_replace_their_entries_and_keep_the_others_in_config_order():
     # Without a previous table only the rows run are there; a row dropped from the config is dropped.
     assert merge_rows(rows, [{"name": "c", "v": 2}], None) == [{"name": "c", "v": 2}]
     assert merge_rows(rows[:1], [], previous) == [{"name": "a", "v": 1}]
+
+
+def test_a_rows_race_runs_its_action_overrides_and_takes_the_ankle_from_the_row(tmp_path, monkeypatch):
+    from linkage_lab.sim2sim import runner, transfer
+
+    calls = []
+
+    def fake_run(argv, log):
+        calls.append(list(argv))
+        out = tmp_path / "row" / "isaac_sprint"
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "metrics.json").write_text(json.dumps({"ended_reason": "finished", "time": 20.0}))
+
+    monkeypatch.setattr(transfer, "_run", fake_run)
+    monkeypatch.setattr(runner, "run_sim2sim", lambda *args, **kwargs: {"sprint": {"ended_reason": "fell"}})
+    row = Row(
+        name="row",
+        task="LinkageLab-Velocity-Flat-Marvin-Residual",
+        checkpoint="c.pt",
+        overrides=("presets=box", "env.actions.joint_pos.turn_per_yaw_rate_s=0.0"),
+        sprint_ankle="box",
+    )
+    result = transfer._sprint_row(row, tmp_path / "row", tmp_path / "bundle", tmp_path / "log", isaac=True)
+    assert calls == [
+        ["sprint", "--policy", "c.pt", "--ankle", "box", "--out", str(tmp_path / "row" / "isaac_sprint"), "--force"]
+        + ["env.actions.joint_pos.turn_per_yaw_rate_s=0.0"]
+    ]
+    assert result["isaac_lab"]["ended_reason"] == "finished" and result["sim2sim"]["ended_reason"] == "fell"

@@ -144,7 +144,9 @@ def _sprint_row(row: Row, folder: Path, bundle: Path, log: Path, isaac: bool) ->
     metrics_file = race_dir / "metrics.json"
     if isaac or not metrics_file.is_file():
         race = ["sprint", "--policy", row.checkpoint, "--ankle", str(row.sprint_ankle), "--out", str(race_dir)]
-        _run([*race, "--force"], log)
+        # The row's overrides but its presets: the race picks the ankle model from ``--ankle``.
+        action_overrides = [o for o in row.overrides if not o.startswith("presets=")]
+        _run([*race, "--force", *action_overrides], log)
     isaac_metrics = json.loads(metrics_file.read_text())
     report = run_sim2sim(bundle, None, None, sprint=True, io_options=row.sim2sim_options or None)
     return {

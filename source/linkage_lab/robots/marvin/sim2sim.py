@@ -22,7 +22,12 @@ from typing import Any
 import numpy as np
 
 from linkage_lab.robots.marvin.joints import SIDES
-from linkage_lab.robots.marvin.race import HEADING_HOLD_GAIN_PER_S, LANE_LOOKAHEAD_M, RACE_COMMAND_MPS
+from linkage_lab.robots.marvin.race import (
+    HEADING_HOLD_GAIN_PER_S,
+    LANE_LOOKAHEAD_M,
+    RACE_COMMAND_MPS,
+    RESIDUAL_RACE_COMMAND_MPS,
+)
 from linkage_lab.sim2sim.bundle import Bundle, BundleError, BundlePolicy
 from linkage_lab.sim2sim.drive import MotorCommand
 from linkage_lab.sim2sim.sensors import Sensors
@@ -30,11 +35,11 @@ from linkage_lab.sim2sim.sensors import Sensors
 ANKLE_MODES = ("host_torque", "motor_pd")
 #: FK's last Newton step above this flags an estimate that did not converge (rad; the bridge's doc).
 FK_CONVERGED_RAD = 1e-6
-#: The residual sprint's command (``LinkageLab-Sprint-Marvin-Residual``): the top of the residual task's
-#: forward and yaw-rate ranges (``tests/unit/test_sim2sim_runner.py`` checks them against the task), and
+#: The residual sprint's command (``LinkageLab-Sprint-Marvin-Residual``): its forward speed, the top of the
+#: residual task's yaw-rate range (``tests/unit/test_sim2sim_runner.py`` checks them against the tasks), and
 #: the race's lane keeping.
 RESIDUAL_RACE = {
-    "forward_mps": 0.6,
+    "forward_mps": RESIDUAL_RACE_COMMAND_MPS,
     "heading_gain_per_s": HEADING_HOLD_GAIN_PER_S,
     "yaw_rate_limit_rads": 0.2,
     "lane_lookahead_m": LANE_LOOKAHEAD_M,

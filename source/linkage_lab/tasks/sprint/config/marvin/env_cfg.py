@@ -13,7 +13,12 @@ from isaaclab.utils import configclass
 
 from linkage_lab.robots.marvin.articulation import standing_height_m
 from linkage_lab.robots.marvin.gait import marvin_config
-from linkage_lab.robots.marvin.race import HEADING_HOLD_GAIN_PER_S, LANE_LOOKAHEAD_M, RACE_COMMAND_MPS
+from linkage_lab.robots.marvin.race import (
+    HEADING_HOLD_GAIN_PER_S,
+    LANE_LOOKAHEAD_M,
+    RACE_COMMAND_MPS,
+    RESIDUAL_RACE_COMMAND_MPS,
+)
 from linkage_lab.sprint.rules import SprintCfg, fall_threshold
 from linkage_lab.tasks.sprint import mdp as sprint_mdp
 from linkage_lab.tasks.sprint.commands import lane_keeping_cfg
@@ -70,13 +75,14 @@ class MarvinSprintEnvCfg(MarvinFlatEnvCfg):
 
 @configclass
 class MarvinResidualSprintEnvCfg(MarvinResidualFlatEnvCfg):
-    """``LinkageLab-Sprint-Marvin-Residual``: the race for residual-gait policies, commanded at the top of
-    their training range (the fastest they were taught), steered back to the lane's centre line."""
+    """``LinkageLab-Sprint-Marvin-Residual``: the race for residual-gait policies, commanded at
+    :data:`RESIDUAL_RACE_COMMAND_MPS` (the fastest speed of their acceptance), steered back to the lane's centre
+    line."""
 
     def __post_init__(self):
         super().__post_init__()
         yaw_rate_range = self.commands.base_velocity.ranges.ang_vel_z
-        apply_sprint_rules(self, self.commands.base_velocity.ranges.lin_vel_x[1])
+        apply_sprint_rules(self, RESIDUAL_RACE_COMMAND_MPS)
         # Keep the lane: the yaw-rate command steers towards the lane's centre line (LANE_LOOKAHEAD_M
         # ahead) within the yaw rates the policy was trained on, as an operator steering a robot would.
         command = lane_keeping_cfg(self.commands.base_velocity, LANE_LOOKAHEAD_M)
