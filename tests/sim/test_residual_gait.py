@@ -138,7 +138,9 @@ def test_ppo_trains_and_the_bundle_carries_the_gait(tmp_path):
     metadata = json.loads((tmp_path / "bundle" / "metadata.json").read_text())
     spec = metadata["residual_gait"]
     assert metadata["action_target"].startswith("q* = clip(gait_targets + action_scale * action")
-    assert metadata["action_scale"] == [0.15] * 16
+    # The recipe's residual: 0.15 rad per unit action, 0.03 on the hip yaws (the gait turns, the policy trims).
+    expected_scale = [0.03 if "hip_yaw" in name else 0.15 for name in metadata["joint_names"]]
+    assert metadata["action_scale"] == pytest.approx(expected_scale) and expected_scale.count(0.03) == 2
     assert spec["joint_names"] == metadata["joint_names"]
     gait_term = next(term for term in metadata["observation_layout"] if term["name"] == spec["observation_term"])
     assert gait_term["size"] == 4 and gait_term["start"] + 4 == metadata["observation_size"]
