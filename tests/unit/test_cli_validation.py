@@ -124,6 +124,19 @@ def test_out_on_a_file_or_unwritable_place_fails_first(capsys, tmp_path, command
     assert (tmp_path / "a_file").read_text() == "x"
 
 
+#: The metrics of a finished race, for tests that stand in for the race itself.
+FINISHED_RACE = {
+    "ended_reason": "finished",
+    "time": 19.6,
+    "distance_m": 10.0,
+    "average_speed_mps": 0.51,
+    "max_lateral_offset_m": 0.1,
+    "fell": False,
+    "duration_s": 19.6,
+    "ankle_replay": {},
+}
+
+
 def test_a_previous_sprint_output_is_replaced_only_with_force(capsys, tmp_path, monkeypatch):
     from linkage_lab.outputs import MANIFEST_FILE, read_manifest, write_output
     from linkage_lab.sprint import runner
@@ -132,16 +145,7 @@ def test_a_previous_sprint_output_is_replaced_only_with_force(capsys, tmp_path, 
     write_output(out, "sprint", lambda folder: (folder / "metrics.json").write_text("{}"))
     assert main(["sprint", "--out", str(out)]) == 2
     one_error_line(capsys, "holds a previous sprint output; pass --force")
-    metrics = {
-        "ended_reason": "finished",
-        "time": 19.6,
-        "distance_m": 10.0,
-        "average_speed_mps": 0.51,
-        "max_lateral_offset_m": 0.1,
-        "fell": False,
-        "duration_s": 19.6,
-        "ankle_replay": {},
-    }
+    metrics = dict(FINISHED_RACE)
     record = runner.RaceRecord(metrics, [(0.0, 0.0), (10.0, 0.1)], {"policy": "scripted", "ankle": "box"})
     monkeypatch.setattr(runner, "run_race", lambda *args, **kwargs: record)
     assert main(["sprint", "--out", str(out), "--force"]) == 0
@@ -154,16 +158,7 @@ def test_sprint_passes_env_overrides_to_the_race_and_refuses_malformed_ones(caps
     from linkage_lab.sprint import runner
 
     seen = {}
-    metrics = {
-        "ended_reason": "finished",
-        "time": 19.6,
-        "distance_m": 10.0,
-        "average_speed_mps": 0.51,
-        "max_lateral_offset_m": 0.1,
-        "fell": False,
-        "duration_s": 19.6,
-        "ankle_replay": {},
-    }
+    metrics = dict(FINISHED_RACE)
 
     def race(*args, **kwargs):
         seen.update(kwargs)

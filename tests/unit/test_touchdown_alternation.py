@@ -123,33 +123,30 @@ def test_quick_alternating_steps_pay_nothing_below_the_swing_time():
     torch.testing.assert_close(total, torch.tensor([1.0, 0.0]))
 
 
-def test_steps_are_paid_only_on_a_walking_command_and_shuffles_cost_at_any():
-    term, env, sensor, params = _term(num_envs=3)
-    env.command_manager = SimpleNamespace(
-        get_command=lambda name: torch.tensor([[0.3, 0.0, 0.0], [0.05, 0.0, 0.0], [0.0, 0.0, 0.0]])
-    )
-    params = {**params, "command_name": "base_velocity", "min_command_mps": 0.1}
-    # Envs 0 and 1 walk L, R; env 2 shuffles L, L.
-    sequence = [("11", "11", "11"), ("01", "01", "01"), ("11", "11", "11"), ("10", "10", "01"), ("11", "11", "11")]
-    total = torch.zeros(3)
+def _commanded_total(commands_mps, sequence, **extra_params):
+    """Per env, the touchdowns' reward summed over ``sequence`` under fixed forward commands."""
+    term, env, sensor, params = _term(num_envs=len(commands_mps))
+    command = torch.tensor([[v, 0.0, 0.0] for v in commands_mps])
+    env.command_manager = SimpleNamespace(get_command=lambda name: command)
+    params = {**params, "command_name": "base_velocity", **extra_params}
+    total = torch.zeros(len(commands_mps))
     for flags in sequence:
         sensor.set(flags)
         total += term(env, **params) * env.step_dt
+    return total
+
+
+def test_steps_are_paid_only_on_a_walking_command_and_shuffles_cost_at_any():
+    # Envs 0 and 1 walk L, R; env 2 shuffles L, L.
+    sequence = [("11", "11", "11"), ("01", "01", "01"), ("11", "11", "11"), ("10", "10", "01"), ("11", "11", "11")]
+    total = _commanded_total([0.3, 0.05, 0.0], sequence, min_command_mps=0.1)
     torch.testing.assert_close(total, torch.tensor([1.0, 0.0, -1.0]))
 
 
 def test_every_touchdown_costs_on_a_standing_command_when_asked():
-    term, env, sensor, params = _term(num_envs=3)
-    env.command_manager = SimpleNamespace(
-        get_command=lambda name: torch.tensor([[0.3, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
-    )
-    params = {**params, "command_name": "base_velocity", "standing_touchdown_cost": 0.5}
     # Envs 0 and 1 step L, R (2 touchdowns); env 2 stands.
     sequence = [("11", "11", "11"), ("01", "01", "11"), ("11", "11", "11"), ("10", "10", "11"), ("11", "11", "11")]
-    total = torch.zeros(3)
-    for flags in sequence:
-        sensor.set(flags)
-        total += term(env, **params) * env.step_dt
+    total = _commanded_total([0.3, 0.0, 0.0], sequence, standing_touchdown_cost=0.5)
     # Env 0 walks on a walking command: the R after L is paid (+1), the standing cost does not apply.
     # Env 1 marches on a zero command: nothing paid, 0.5 per touchdown (L, then R) = -1. Env 2: nothing.
     torch.testing.assert_close(total, torch.tensor([1.0, -1.0, 0.0]))
