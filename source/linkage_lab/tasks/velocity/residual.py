@@ -141,7 +141,8 @@ class ResidualGaitActionCfg(GuardedJointPositionActionCfg):
     scale_by_joint: dict[str, float] = {}
     """Residual scales (rad per unit action) replacing ``scale`` for some joints, keyed by a regular expression
     searched in the joint name: ``{hip_yaw: 0.03}`` matches both hip yaws and reads as the hydra override
-    ``env.actions.joint_pos.scale_by_joint={hip_yaw:0.03}`` (:func:`residual_scales`). None: ``scale`` for all."""
+    ``env.actions.joint_pos.scale_by_joint={hip_yaw:0.03}`` (:func:`residual_scales`). Empty (the default):
+    ``scale`` for all."""
 
 
 def residual_scales(joint_names: Sequence[str], scale: float, scale_by_joint: dict[str, float] | str) -> list[float]:
