@@ -336,3 +336,52 @@ def test_residual_race_command_is_the_residual_sprints():
     assert (RESIDUAL_RACE["forward_mps"], RESIDUAL_RACE["forward_mps"]) == race.lin_vel_x == (0.5, 0.5)
     assert RESIDUAL_RACE["forward_mps"] <= ranges.lin_vel_x[1]
     assert RESIDUAL_RACE["yaw_rate_limit_rads"] == ranges.ang_vel_z[1]
+
+
+def test_closed_chain_sweep_rows_are_the_runs_it_made(limit_bundle, tmp_path):
+    """The sweep's rows against a second, direct run per command (MuJoCo is deterministic), written in
+    ``eval --sweep``'s layout; a bundle of no project task carries no targets."""
+    from linkage_lab.evaluation.sweep import SWEEP_FILE, CommandCase
+    from linkage_lab.sim2sim.sweep import run_closed_chain_sweep, write_closed_chain_sweep
+
+    cases = [CommandCase(0.0), CommandCase(0.3, 0.2)]
+    seen = []
+    sweep, reports = run_closed_chain_sweep(limit_bundle, cases, duration_s=0.5, on_case=seen.append)
+    assert [row["command"] for row in sweep["cases"]] == [
+        {"lin_vel_x_mps": 0.0, "ang_vel_z_radps": 0.0},
+        {"lin_vel_x_mps": 0.3, "ang_vel_z_radps": 0.2},
+    ]
+    assert seen == sweep["cases"] and sweep["targets"] is None and sweep["summary"]["passed"] is None
+    for case, row in zip(cases, sweep["cases"]):
+        direct = run_sim2sim(limit_bundle, (case.lin_vel_x_mps, case.ang_vel_z_radps), 0.5)
+        assert row["falls"] == direct["falls"] == 0 and row["fall_time_s"] is None
+        assert row["lin_vel_xy_rms_mps"] == pytest.approx(direct["tracking"]["lin_vel_xy_rms_mps"])
+        assert row["simulated_s"] == pytest.approx(0.5, abs=0.02)
+    path = write_closed_chain_sweep(tmp_path, sweep, reports)
+    assert path == tmp_path / SWEEP_FILE and json.loads(path.read_text())["cases"] == sweep["cases"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.json", "sweep.png", *sorted(c.name for c in cases)]
+    with pytest.raises(ValueError, match="names no task of this project"):
+        run_closed_chain_sweep(limit_bundle)
+
+
+def test_closed_chain_sweep_judges_by_the_bundle_tasks_acceptance(limit_bundle, tmp_path):
+    """A zero-action Limit stands but cannot walk: on the Limit task's acceptance the standing case passes
+    and every walking case misses its velocity target."""
+    from linkage_lab.sim2sim.sweep import run_closed_chain_sweep
+
+    folder = tmp_path / "limit"
+    shutil.copytree(limit_bundle, folder)
+    metadata = json.loads((folder / "metadata.json").read_text())
+    (folder / "metadata.json").write_text(json.dumps({**metadata, "task": "LinkageLab-Velocity-Flat-Limit"}))
+    sweep, _ = run_closed_chain_sweep(folder, duration_s=1.0)
+    assert sweep["task"] == "LinkageLab-Velocity-Flat-Limit" and sweep["targets"]["lin_vel_rms_mps"] == 0.06
+    by_command = {(r["command"]["lin_vel_x_mps"], r["command"]["ang_vel_z_radps"]): r for r in sweep["cases"]}
+    assert all(check["ok"] for check in by_command[(0.0, 0.0)]["checks"].values())
+    for vx in (-0.3, 0.3, 0.5):
+        assert not by_command[(vx, 0.0)]["checks"]["lin_vel_xy_rms_mps"]["ok"]
+    assert sweep["summary"]["passed"] is False
+
+
+def test_sweep_refuses_single_run_options(limit_bundle, capsys):
+    assert main(["sim2sim", "--bundle", str(limit_bundle), "--sweep", "--command", "0.3"]) == 2
+    assert "--sweep runs the bundle's policy at the task's own commands" in capsys.readouterr().err

@@ -185,7 +185,7 @@ def test_yaw_rate_error_target_checks_the_mean_yaw_rate_on_turning_cases_only():
     # The RMS (0.5 here: a biped's yaw swing within each stride) is not what this target reads.
     lagging = case_result(CommandCase(0.4, -0.2), report(-0.12), targets)
     assert not lagging["checks"]["yaw_rate_error_radps"]["ok"]
-    assert summarize([lagging])["failed_checks"] == ["vx+0.40_wz-0.20: yaw_rate_error_radps 0.08000000000000002 > 0.05"]
+    assert summarize([lagging])["failed_checks"] == ["vx+0.40_wz-0.20: yaw_rate_error_radps 0.08 > 0.05"]
     assert "yaw_rate_error_radps" not in case_result(CommandCase(0.4), report(0.3), targets)["checks"]
     assert not case_result(CommandCase(0.4, 0.2), report(None), targets)["checks"]["yaw_rate_error_radps"]["ok"]
 

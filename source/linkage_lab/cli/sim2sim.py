@@ -42,6 +42,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--sprint", action="store_true", help="the 10 m sprint of gait.md §4, refereed by its rules")
     parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="the bundle task's acceptance sweep on the closed chain: one run per fixed command (--duration each, "
+        "default 20 s), judged by the task's targets; writes <out>/sweep.json (eval --sweep's layout), sweep.png "
+        "and <out>/<case>/sim2sim.json",
+    )
+    parser.add_argument(
         "--io-option",
         action="append",
         default=[],
@@ -92,6 +99,13 @@ def _sim2sim(args: argparse.Namespace) -> int:
         resolve_robot(bundle)
     except BundleError as exc:
         raise CliError(str(exc)) from None
+    if args.sweep:
+        if args.sprint or args.velocity_command is not None or args.video is not None or args.policy != "bundle":
+            raise CliError(
+                "--sweep runs the bundle's policy at the task's own commands: drop --sprint, --command, "
+                "--video and --policy"
+            )
+        return _closed_chain_sweep(args, bundle)
     out = args.out or default_out_dir(bundle.path, args.policy, args.sprint)
     check_output_dir(out, SIM2SIM_COMMAND, args.force)
     duration = args.duration if args.duration is not None or args.sprint else 10.0
@@ -122,6 +136,46 @@ def _sim2sim(args: argparse.Namespace) -> int:
         _print_summary(report, path)
     if failure is not None:
         raise CliError(str(failure))
+    return 0
+
+
+def _closed_chain_sweep(args: argparse.Namespace, bundle: Any) -> int:
+    from linkage_lab.cli.main import CliError
+    from linkage_lab.evaluation.sweep import format_table
+    from linkage_lab.outputs import OutputWriteError, check_output_dir, write_output
+    from linkage_lab.sim2sim.runner import SIM2SIM_COMMAND, default_out_dir
+    from linkage_lab.sim2sim.sweep import SWEEP_DURATION_S, run_closed_chain_sweep, write_closed_chain_sweep
+
+    out = args.out or default_out_dir(bundle.path, "sweep", False)
+    check_output_dir(out, SIM2SIM_COMMAND, args.force)
+
+    def progress(row: dict[str, Any]) -> None:
+        command, fell = row["command"], row["fall_time_s"]
+        print(
+            f"  {command['lin_vel_x_mps']:+.2f} m/s, {command['ang_vel_z_radps']:+.2f} rad/s: "
+            + (f"fell at {fell:.2f} s" if fell is not None else f"{row['simulated_s']:.0f} s, no fall"),
+            file=sys.stderr if args.json else sys.stdout,
+            flush=True,
+        )
+
+    try:
+        sweep, reports = run_closed_chain_sweep(
+            bundle,
+            duration_s=args.duration if args.duration is not None else SWEEP_DURATION_S,
+            io_options=_io_options(args.io_option),
+            on_case=progress,
+        )
+    except (ValueError, TypeError) as exc:
+        raise CliError(str(exc)) from None
+    try:
+        write_output(out, SIM2SIM_COMMAND, lambda folder: write_closed_chain_sweep(folder, sweep, reports), args.force)
+    except OutputWriteError as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        print(json.dumps(sweep, indent=2))
+    else:
+        print(format_table(sweep))
+        print(f"report: {Path(out) / 'sweep.json'}")
     return 0
 
 

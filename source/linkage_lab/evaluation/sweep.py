@@ -186,7 +186,7 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {
         "passed": all(c["ok"] for c in checks) if checks else None,
         "failed_checks": [
-            f"{_case_name(r)}: {key} {c['value']} {'<' if c.get('kind') == 'at least' else '>'} {c['limit']}"
+            f"{_case_name(r)}: {key} {_figure(c['value'])} {'<' if c.get('kind') == 'at least' else '>'} {c['limit']}"
             for r in rows
             for key, c in r["checks"].items()
             if not c["ok"]
@@ -195,6 +195,11 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "worst_lin_vel_xy_rms_mps": worst("lin_vel_xy_rms_mps"),
         "worst_yaw_rate_rms_radps": worst("yaw_rate_rms_radps"),
     }
+
+
+def _figure(value: float | None) -> str:
+    """A checked figure as people read it: three significant digits (``None`` as missing)."""
+    return "missing" if value is None else f"{value:.3g}"
 
 
 def _case_name(row: dict[str, Any]) -> str:
@@ -246,7 +251,6 @@ def run_sweep(
     from dataclasses import replace
 
     from linkage_lab.evaluation.evaluate import default_out_dir, evaluate
-    from linkage_lab.io import write_json_atomic
 
     acceptance = task_acceptance(request.task)
     cases = acceptance.cases if cases is None else cases
@@ -258,19 +262,42 @@ def run_sweep(
         case_request = replace(request, overrides=(*base, *case.overrides()), out_dir=out_dir / case.name)
         _, report = evaluate(case_request)
         rows.append(case_result(case, report, targets))
-    sweep = {
+    sweep = sweep_document(request.task, rows, targets, base, request.episodes, request.num_envs)
+    write_sweep(out_dir, sweep)
+    return out_dir, sweep
+
+
+def sweep_document(
+    task: str | None,
+    rows: Sequence[dict[str, Any]],
+    targets: TrackingTargets | None,
+    overrides: Sequence[str] = (),
+    episodes_per_case: int | None = None,
+    num_envs: int | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The ``sweep.json`` content of ``rows`` (:func:`case_result`'s), with the targets and their summary."""
+    return {
         "schema_version": SWEEP_SCHEMA_VERSION,
-        "task": request.task,
-        "overrides": list(base),
-        "episodes_per_case": request.episodes,
-        "num_envs": request.num_envs,
+        "task": task,
+        "overrides": list(overrides),
+        "episodes_per_case": episodes_per_case,
+        "num_envs": num_envs,
+        **extra,
         "targets": None if targets is None else vars(targets).copy(),
-        "cases": rows,
+        "cases": list(rows),
         "summary": summarize(rows),
     }
-    write_json_atomic(out_dir / SWEEP_FILE, sweep)
-    plot_sweep(sweep, out_dir / SWEEP_PLOT)
-    return out_dir, sweep
+
+
+def write_sweep(out_dir: str | Path, sweep: dict[str, Any]) -> Path:
+    """Write ``sweep.json`` (atomically) and ``sweep.png`` into ``out_dir``; returns the JSON's path."""
+    from linkage_lab.io import write_json_atomic
+
+    path = Path(out_dir) / SWEEP_FILE
+    write_json_atomic(path, sweep)
+    plot_sweep(sweep, Path(out_dir) / SWEEP_PLOT)
+    return path
 
 
 SWEEP_PLOT = "sweep.png"
