@@ -9,7 +9,7 @@ import torch
 
 from linkage_lab.evaluation.metrics import FootContactStats
 from linkage_lab.gait.footfalls import TouchdownSequence
-from linkage_lab.tasks.velocity.rewards import touchdown_alternation
+from linkage_lab.tasks.velocity.rewards import airborne, touchdown_alternation
 
 pytestmark = pytest.mark.unit
 
@@ -17,15 +17,18 @@ pytestmark = pytest.mark.unit
 def _recount(contacts, masks, min_air_steps):
     """A second, scalar count of the same definition: per env, walk the steps one by one."""
     steps, num_envs, n_feet = contacts.shape
-    totals = {"alternating": 0, "repeated": 0, "simultaneous": 0, "lift_steps": 0}
+    totals = {"alternating": 0, "repeated": 0, "simultaneous": 0, "lift_steps": 0, "interval_steps": 0}
     for e in range(num_envs):
-        air, last = [0] * n_feet, None
+        air, last, previous = [0] * n_feet, None, -1
         for k in range(steps):
             if not masks[k, e]:
-                air, last = [0] * n_feet, None
+                air, last, previous = [0] * n_feet, None, k
                 continue
             landed = [f for f in range(n_feet) if contacts[k, e, f] and air[f] >= min_air_steps]
             totals["lift_steps"] += sum(air[f] for f in landed)
+            if landed:
+                totals["interval_steps"] += k - previous
+                previous = k
             air = [0 if contacts[k, e, f] else air[f] + 1 for f in range(n_feet)]
             if len(landed) > 1:
                 totals["simultaneous"] += 1
@@ -46,16 +49,17 @@ def test_counts_match_a_scalar_recount_on_random_contacts(n_feet, min_air_steps)
     contacts ^= torch.rand(steps, num_envs, n_feet, generator=gen) < 0.08
     masks = torch.rand(steps, num_envs, generator=gen) > 0.02
     sequence = TouchdownSequence(num_envs, n_feet, min_air_steps)
-    totals = {"alternating": 0, "repeated": 0, "simultaneous": 0, "lift_steps": 0}
+    totals = {"alternating": 0, "repeated": 0, "simultaneous": 0, "lift_steps": 0, "interval_steps": 0}
     for k in range(steps):
         step = sequence.step(contacts[k], masks[k])
         assert not (step.lift_steps[~step.touchdown]).any()
+        assert not step.interval_steps[~step.touchdown.any(-1)].any()
         for key in totals:
             totals[key] += int(getattr(step, key).sum())
     expected = _recount(contacts, masks, min_air_steps)
     assert totals == expected
     assert min(expected.values()) > 0  # the random contacts exercise every case
-    del expected["lift_steps"]
+    del expected["lift_steps"], expected["interval_steps"]
     stats = FootContactStats([f"f{i}" for i in range(n_feet)], num_envs, 0.02, min_air_steps)
     for k in range(steps):
         stats.add(contacts[k], masks[k])
@@ -81,13 +85,14 @@ class _Sensor:
             self.data.current_contact_time.torch[e, 1] = 0.1 if flags[1] == "1" else 0.0
 
 
-def _term(num_envs, min_air_steps=1, min_swing_s=0.0):
+def _term(num_envs, min_air_steps=1, min_swing_s=0.0, step_period_s=0.0):
     sensor = _Sensor(num_envs)
     env = SimpleNamespace(num_envs=num_envs, device="cpu", step_dt=0.02, scene=SimpleNamespace(sensors={"cf": sensor}))
     params = {
         "sensor_cfg": SimpleNamespace(name="cf", body_names=["left_foot", "right_foot"]),
         "min_air_steps": min_air_steps,
         "min_swing_s": min_swing_s,
+        "step_period_s": step_period_s,
     }
     term = touchdown_alternation(SimpleNamespace(params=params), env)
     return term, env, sensor, params
@@ -121,6 +126,57 @@ def test_quick_alternating_steps_pay_nothing_below_the_swing_time():
     total = torch.stack(paid).sum(0)
     # Env 0: L lands (first, 0), R lands after 3 steps up (+1). Env 1: L, R, L, R quick taps: 0 each.
     torch.testing.assert_close(total, torch.tensor([1.0, 0.0]))
+
+
+def _cadence(period_steps, total_steps):
+    """``"LR"`` flags of feet touching down in turn every ``period_steps``, each lifted for half that before."""
+    flags = []
+    for k in range(total_steps):
+        down = [True, True]
+        landing = -(-k // period_steps) * period_steps  # the next touchdown at or after k
+        if landing > 0 and landing - k <= period_steps // 2 and k != landing:
+            down[(landing // period_steps) % 2] = False
+        flags.append("".join("1" if d else "0" for d in down))
+    return flags
+
+
+def test_frequency_neutral_pay_is_capped_per_second_not_per_step():
+    # Step period 8 control steps (0.16 s). Env 0 steps every 4 control steps, env 1 every 8, env 2 every 16:
+    # over 65 steps they land 16, 8 and 4 times; every touchdown but the first alternates.
+    term, env, sensor, params = _term(num_envs=3, step_period_s=0.16)
+    patterns = [_cadence(p, 65) for p in (4, 8, 16)]
+    total = torch.zeros(3)
+    for k in range(65):
+        sensor.set(tuple(pattern[k] for pattern in patterns))
+        total += term(env, **params) * env.step_dt
+    # Twice the gait's cadence earns half a touchdown each: 15 x 0.5; the gait's cadence 7 x 1; half of it 3 x 1.
+    torch.testing.assert_close(total, torch.tensor([7.5, 7.0, 3.0]))
+    # Per touchdown (the default), the quick steps would have earned 15.
+    term, env, sensor, params = _term(num_envs=1)
+    quick = torch.zeros(1)
+    for flags in patterns[0]:
+        sensor.set((flags,))
+        quick += term(env, **params) * env.step_dt
+    torch.testing.assert_close(quick, torch.tensor([15.0]))
+
+
+def test_negative_step_period_is_refused():
+    with pytest.raises(ValueError, match="step_period_s"):
+        _term(num_envs=1, step_period_s=-0.1)
+
+
+def test_airborne_counts_steps_with_no_foot_down_on_a_walking_command():
+    sensor = _Sensor(4)
+    command = torch.tensor([[0.3, 0.0, 0.0], [0.3, 0.0, 0.0], [0.3, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    env = SimpleNamespace(
+        scene=SimpleNamespace(sensors={"cf": sensor}),
+        command_manager=SimpleNamespace(get_command=lambda name: command),
+    )
+    cfg = SimpleNamespace(name="cf", body_ids=[3, 1])
+    # Both feet down, one down, none down (flight) while walking; none down on a standing command.
+    sensor.set(("11", "10", "00", "00"))
+    torch.testing.assert_close(airborne(env, cfg), torch.tensor([0.0, 0.0, 1.0, 1.0]))
+    torch.testing.assert_close(airborne(env, cfg, command_name="base_velocity"), torch.tensor([0.0, 0.0, 1.0, 0.0]))
 
 
 def _commanded_total(commands_mps, sequence, **extra_params):

@@ -31,6 +31,8 @@ class TouchdownStep:
         simultaneous: ``(num_envs,)`` bool, two or more feet touching down this step.
         lift_steps: ``(num_envs, n_feet)`` long, for each foot touching down the control steps it was out
             of contact before (0 for the others).
+        interval_steps: ``(num_envs,)`` long, at a step with a touchdown the control steps since the
+            previous step with one (or since the episode began), 0 elsewhere.
     """
 
     touchdown: torch.Tensor
@@ -38,6 +40,7 @@ class TouchdownStep:
     repeated: torch.Tensor
     simultaneous: torch.Tensor
     lift_steps: torch.Tensor
+    interval_steps: torch.Tensor
 
 
 class TouchdownSequence:
@@ -56,6 +59,7 @@ class TouchdownSequence:
         self.min_air_steps = min_air_steps
         self._air_steps = torch.zeros(num_envs, n_feet, dtype=torch.long, device=device)
         self._last_foot = torch.full((num_envs,), -1, dtype=torch.long, device=device)
+        self._since_touchdown = torch.zeros(num_envs, dtype=torch.long, device=device)
 
     def step(self, in_contact: torch.Tensor, mask: torch.Tensor | None = None) -> TouchdownStep:
         """Add one control step.
@@ -75,6 +79,9 @@ class TouchdownSequence:
         self._air_steps = torch.where(in_contact | ~mask[:, None], 0, self._air_steps + 1)
         count = touchdown.sum(-1)
         single = count == 1
+        self._since_touchdown = torch.where(mask, self._since_touchdown + 1, 0)
+        interval_steps = torch.where(count > 0, self._since_touchdown, 0)
+        self._since_touchdown = torch.where(count > 0, 0, self._since_touchdown)
         foot = touchdown.int().argmax(-1)
         known = single & (self._last_foot >= 0)
         step = TouchdownStep(
@@ -83,6 +90,7 @@ class TouchdownSequence:
             repeated=known & (foot == self._last_foot),
             simultaneous=count > 1,
             lift_steps=lift_steps,
+            interval_steps=interval_steps,
         )
         self._last_foot = torch.where(single, foot, torch.where(count > 1, -1, self._last_foot))
         self._last_foot = torch.where(mask, self._last_foot, -1)
@@ -93,3 +101,4 @@ class TouchdownSequence:
         index = slice(None) if env_ids is None else env_ids
         self._air_steps[index] = 0
         self._last_foot[index] = -1
+        self._since_touchdown[index] = 0

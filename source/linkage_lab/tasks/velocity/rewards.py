@@ -31,7 +31,11 @@ class touchdown_alternation(ManagerTermBase):
     Isaac Lab's gate of its air-time reward), so stepping in place is not paid on a zero command; the
     penalties hold at any command, and ``params["standing_touchdown_cost"]`` (default 0) is what any
     touchdown costs while the command asks to stand (a robot told to stand should not march on the spot).
-    The first touchdown of an episode pays nothing.
+    ``params["step_period_s"]`` (default 0: off) makes the pay frequency-neutral: an alternating touchdown
+    ``Δt`` seconds after the previous touchdown (of any foot) pays ``min(1, Δt / step_period_s)``, so steps at
+    the gait's cadence or slower pay 1 each while quicker steps pay at most ``1 / step_period_s`` per second,
+    whatever their rate (per touchdown, the term pays for stepping faster). The first touchdown of an episode
+    pays nothing.
     """
 
     def __init__(self, cfg: RewardTermCfg, env: ManagerBasedRLEnv):
@@ -45,6 +49,10 @@ class touchdown_alternation(ManagerTermBase):
         min_air_steps = int(cfg.params.get("min_air_steps", 3))
         self._sequence = TouchdownSequence(env.num_envs, len(ids), min_air_steps, device=env.device)
         self._min_swing_steps = max(min_air_steps, round(float(cfg.params.get("min_swing_s", 0.0)) / env.step_dt))
+        step_period_s = float(cfg.params.get("step_period_s", 0.0))
+        if not step_period_s >= 0.0:
+            raise ValueError(f"touchdown_alternation's step_period_s must be >= 0 s, got {step_period_s!r}")
+        self._step_period_s = step_period_s
 
     def reset(self, env_ids: torch.Tensor | None = None) -> None:
         """A new episode starts in ``env_ids``: forget their feet's history."""
@@ -59,6 +67,7 @@ class touchdown_alternation(ManagerTermBase):
         command_name: str | None = None,
         min_command_mps: float = 0.1,
         standing_touchdown_cost: float = 0.0,
+        step_period_s: float = 0.0,
     ) -> torch.Tensor:
         down = self._sensor.data.current_contact_time.torch[:, self._ids] > 0.0
         step = self._sequence.step(down)
@@ -69,7 +78,28 @@ class touchdown_alternation(ManagerTermBase):
             walking = torch.linalg.norm(command, dim=-1) >= min_command_mps
             paid &= walking
             score -= standing_touchdown_cost * (~walking & step.touchdown.any(dim=-1)).float()
-        return (score + paid.float()) / env.step_dt
+        pay = paid.float()
+        if self._step_period_s > 0.0:
+            pay *= torch.clamp(step.interval_steps.float() * env.step_dt / self._step_period_s, max=1.0)
+        return (score + pay) / env.step_dt
+
+
+def airborne(
+    env: ManagerBasedRLEnv, sensor_cfg: SceneEntityCfg, command_name: str | None = None, min_command_mps: float = 0.1
+) -> torch.Tensor:
+    """1 while no foot named by ``sensor_cfg`` is in contact (a flight phase), else 0: with a negative weight,
+    the cost of running instead of walking, per second in the air.
+
+    A foot is down while its contact sensor's current contact time is positive, as in
+    :class:`touchdown_alternation` and the evaluation. With ``command_name``, it counts only while that velocity
+    command asks for at least ``min_command_mps`` (a hop on a standing command is the alternation's to charge).
+    """
+    sensor = env.scene.sensors[sensor_cfg.name]
+    up = ~(sensor.data.current_contact_time.torch[:, sensor_cfg.body_ids] > 0.0).any(dim=-1)
+    if command_name is not None:
+        command = env.command_manager.get_command(command_name)[:, :2]
+        up &= torch.linalg.norm(command, dim=-1) >= min_command_mps
+    return up.float()
 
 
 class heading_tracking(ManagerTermBase):
