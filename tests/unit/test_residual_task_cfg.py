@@ -47,7 +47,7 @@ def test_residual_recipe():
     # What the shipped policy runs on: the gait turns on a yaw-rate command, the policy trims the hip yaws only
     # a little, alternating steps and the commanded heading are paid.
     from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import MARVIN_GAIT_COMMAND
-    from linkage_lab.tasks.velocity.rewards import heading_tracking, touchdown_alternation
+    from linkage_lab.tasks.velocity.rewards import airborne, heading_tracking, touchdown_alternation
 
     assert MARVIN_GAIT_COMMAND.turn_per_yaw_rate_s == 0.7 and action.turn_per_yaw_rate_s is None
     assert action.scale_by_joint == {"hip_yaw": 0.03}
@@ -55,6 +55,10 @@ def test_residual_recipe():
     alternation = rewards.touchdown_alternation
     assert alternation.func is touchdown_alternation and alternation.weight == 0.5
     assert alternation.params["standing_touchdown_cost"] == 0.0
+    # Frequency-neutral: a touchdown pays in full at the gait's half period (1 / (2 · 0.88 Hz)) or later.
+    assert alternation.params["step_period_s"] == pytest.approx(1 / (2 * 0.88))
+    assert rewards.airborne.func is airborne and rewards.airborne.weight == -2.0
+    assert rewards.airborne.params["command_name"] == "base_velocity"
     assert (cfg.episode_length_s, cfg.scene.num_envs) == (20.0, 256)
     command = cfg.commands.base_velocity
     assert command.rel_standing_envs == 0.2

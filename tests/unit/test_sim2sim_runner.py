@@ -339,29 +339,53 @@ def test_residual_race_command_is_the_residual_sprints():
 
 
 def test_closed_chain_sweep_rows_are_the_runs_it_made(limit_bundle, tmp_path):
-    """The sweep's rows against a second, direct run per command (MuJoCo is deterministic), written in
-    ``eval --sweep``'s layout; a bundle of no project task carries no targets."""
+    """The sweep's rows against second, direct runs per command and kick (MuJoCo is deterministic), pooled by
+    hand; written in ``eval --sweep``'s layout; a bundle of no project task carries no targets."""
     from linkage_lab.evaluation.sweep import SWEEP_FILE, CommandCase
-    from linkage_lab.sim2sim.sweep import run_closed_chain_sweep, write_closed_chain_sweep
+    from linkage_lab.sim2sim.sweep import episode_kicks, run_closed_chain_sweep, write_closed_chain_sweep
 
     cases = [CommandCase(0.0), CommandCase(0.3, 0.2)]
     seen = []
-    sweep, reports = run_closed_chain_sweep(limit_bundle, cases, duration_s=0.5, on_case=seen.append)
+    sweep, reports = run_closed_chain_sweep(limit_bundle, cases, duration_s=0.4, on_case=seen.append, episodes=2)
     assert [row["command"] for row in sweep["cases"]] == [
         {"lin_vel_x_mps": 0.0, "ang_vel_z_radps": 0.0},
         {"lin_vel_x_mps": 0.3, "ang_vel_z_radps": 0.2},
     ]
     assert seen == sweep["cases"] and sweep["targets"] is None and sweep["summary"]["passed"] is None
+    kicks = episode_kicks(2, seed=0)
+    assert kicks[0] is None and all(abs(v) <= 0.25 for v in kicks[1]) and any(abs(v) > 0.01 for v in kicks[1])
     for case, row in zip(cases, sweep["cases"]):
-        direct = run_sim2sim(limit_bundle, (case.lin_vel_x_mps, case.ang_vel_z_radps), 0.5)
-        assert row["falls"] == direct["falls"] == 0 and row["fall_time_s"] is None
-        assert row["lin_vel_xy_rms_mps"] == pytest.approx(direct["tracking"]["lin_vel_xy_rms_mps"])
-        assert row["simulated_s"] == pytest.approx(0.5, abs=0.02)
+        direct = [
+            run_sim2sim(limit_bundle, (case.lin_vel_x_mps, case.ang_vel_z_radps), 0.4, base_kick=k) for k in kicks
+        ]
+        assert [run["base_kick"] for run in row["runs"]] == [None, list(kicks[1])]
+        assert row["episodes"] == 2 and row["falls"] == sum(d["falls"] for d in direct) == 0
+        n = [d["control_steps"] for d in direct]
+        rms = [d["tracking"]["lin_vel_xy_rms_mps"] for d in direct]
+        mean = [d["tracking"]["mean_forward_speed_mps"] for d in direct]
+        assert row["lin_vel_xy_rms_mps"] == pytest.approx(math.sqrt((n[0] * rms[0] ** 2 + n[1] * rms[1] ** 2) / sum(n)))
+        assert row["mean_forward_speed_mps"] == pytest.approx((n[0] * mean[0] + n[1] * mean[1]) / sum(n))
+        assert direct[0]["tracking"] != direct[1]["tracking"]  # the kicked run is another run
+        assert row["simulated_s"] == pytest.approx(0.8, abs=0.02)
     path = write_closed_chain_sweep(tmp_path, sweep, reports)
     assert path == tmp_path / SWEEP_FILE and json.loads(path.read_text())["cases"] == sweep["cases"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.json", "sweep.png", *sorted(c.name for c in cases)]
+    assert (tmp_path / cases[1].name / "run1" / "sim2sim.json").is_file()
     with pytest.raises(ValueError, match="names no task of this project"):
         run_closed_chain_sweep(limit_bundle)
+    with pytest.raises(ValueError, match="at least one episode"):
+        run_closed_chain_sweep(limit_bundle, cases, episodes=0)
+
+
+def test_a_kick_sets_the_base_velocity_at_the_start(limit_bundle):
+    """The kick against the free joint's velocity after the first tick: the base moves off at about the kick."""
+    at_rest = run_sim2sim(limit_bundle, (0.0, 0.0), 0.02)
+    kicked = run_sim2sim(limit_bundle, (0.0, 0.0), 0.02, base_kick=(0.2, 0.0, 0.0))
+    assert kicked["base_kick"] == [0.2, 0.0, 0.0] and at_rest["base_kick"] is None
+    gained = kicked["tracking"]["mean_forward_speed_mps"] - at_rest["tracking"]["mean_forward_speed_mps"]
+    assert 0.1 < gained <= 0.2 + 1e-6
+    with pytest.raises(ValueError, match="three finite numbers"):
+        run_sim2sim(limit_bundle, (0.0, 0.0), 0.02, base_kick=(0.2, float("nan"), 0.0))
 
 
 def test_closed_chain_sweep_judges_by_the_bundle_tasks_acceptance(limit_bundle, tmp_path):
@@ -374,6 +398,7 @@ def test_closed_chain_sweep_judges_by_the_bundle_tasks_acceptance(limit_bundle, 
     metadata = json.loads((folder / "metadata.json").read_text())
     (folder / "metadata.json").write_text(json.dumps({**metadata, "task": "LinkageLab-Velocity-Flat-Limit"}))
     sweep, _ = run_closed_chain_sweep(folder, duration_s=1.0)
+    assert sweep["episodes_per_case"] == 1
     assert sweep["task"] == "LinkageLab-Velocity-Flat-Limit" and sweep["targets"]["lin_vel_rms_mps"] == 0.06
     by_command = {(r["command"]["lin_vel_x_mps"], r["command"]["ang_vel_z_radps"]): r for r in sweep["cases"]}
     assert all(check["ok"] for check in by_command[(0.0, 0.0)]["checks"].values())
@@ -385,3 +410,7 @@ def test_closed_chain_sweep_judges_by_the_bundle_tasks_acceptance(limit_bundle, 
 def test_sweep_refuses_single_run_options(limit_bundle, capsys):
     assert main(["sim2sim", "--bundle", str(limit_bundle), "--sweep", "--command", "0.3"]) == 2
     assert "--sweep runs the bundle's policy at the task's own commands" in capsys.readouterr().err
+    assert main(["sim2sim", "--bundle", str(limit_bundle), "--episodes", "2"]) == 2
+    assert "--episodes is a setting of --sweep" in capsys.readouterr().err
+    assert main(["sim2sim", "--bundle", str(limit_bundle), "--sweep", "--episodes", "0"]) == 2
+    assert "--episodes must be at least 1" in capsys.readouterr().err

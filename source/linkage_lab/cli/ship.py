@@ -18,7 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="copy a run's checkpoint to policies/<task>/ with train.json, eval.json and sweep.json",
         description="Copies the checkpoint to policies/<task>/model.pt and writes train.json (training command, "
         "commit, wall time, iterations, env-steps/s), then evaluates the shipped copy: eval.json (the task's "
-        "own commands) and sweep.json (fixed commands, with the acceptance targets). Afterwards "
+        "own commands) and sweep.json (fixed commands, with the acceptance targets), and for a robot with a "
+        "closed-chain model the same sweep there (closed_chain_sweep.json: the exported bundle as the robot runs "
+        "it). Afterwards "
         "--checkpoint pretrained names it in eval, export, sprint and train --resume.",
     )
     parser.add_argument("--task", required=True, help="task id, e.g. LinkageLab-Velocity-Flat-Limit")
@@ -27,6 +29,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--num-envs", type=int, default=8, help="parallel envs per evaluation (default 8)")
     add_command_cases_argument(parser, "the sweep")
     parser.add_argument("--no-eval", action="store_true", help="copy and record only")
+    parser.add_argument(
+        "--no-closed-chain",
+        action="store_true",
+        help="skip the acceptance sweep on the robot's closed-chain model (sim2sim --sweep), which ship runs for "
+        "robots that have one",
+    )
     parser.add_argument("--device", default=None, help="cpu, cuda:0, ... (default: picked automatically)")
     parser.set_defaults(func=_ship, accepts_overrides=True)
 
@@ -72,7 +80,38 @@ def _ship(args: argparse.Namespace, overrides: list[str]) -> int:
         copy_file(png, folder / "curves")
     print(format_table(sweep))
     print(f"eval.json, sweep.json: {folder}")
+    if not args.no_closed_chain:
+        _closed_chain_sweep(request, eval_dir.parent / f"{args.task}-bundle", folder, cases)
     return 0
+
+
+#: The closed-chain sweep's files next to the shipped policy.
+CLOSED_CHAIN_SWEEP = "closed_chain_sweep.json"
+
+
+def _closed_chain_sweep(request: Any, bundle_dir: Path, folder: Path, cases: list[Any] | None) -> None:
+    """Export the shipped policy and run its task's acceptance on the robot's closed chain (``sim2sim --sweep``);
+    ship the result as ``closed_chain_sweep.json`` / ``.png``. Robots without a closed-chain model are skipped."""
+    from linkage_lab.evaluation.sweep import format_table, plot_sweep
+    from linkage_lab.export.bundle import export_bundle
+    from linkage_lab.io import write_json_atomic
+    from linkage_lab.robots.registry import get_robot
+    from linkage_lab.sim2sim.bundle import load_bundle
+    from linkage_lab.sim2sim.sweep import SWEEP_EPISODES, run_closed_chain_sweep, write_closed_chain_sweep
+
+    export_bundle(request.task, request.checkpoint, bundle_dir, list(request.overrides), request.device, force=True)
+    bundle = load_bundle(bundle_dir)
+    if get_robot(bundle.robot).closed_chain is None:
+        print(f"{bundle.robot} has no closed-chain model: no closed-chain sweep")
+        return
+    print(f"the same commands on {bundle.robot}'s closed chain (sim2sim, {SWEEP_EPISODES} runs each):", flush=True)
+    sweep, reports = run_closed_chain_sweep(bundle, cases, episodes=SWEEP_EPISODES)
+    # ship's working copy with each run's report, and the table next to the model.
+    write_closed_chain_sweep(bundle_dir.parent / f"{request.task}-closed-chain", sweep, reports)
+    write_json_atomic(folder / CLOSED_CHAIN_SWEEP, sweep)
+    plot_sweep(sweep, folder / CLOSED_CHAIN_SWEEP.replace(".json", ".png"))
+    print(format_table(sweep))
+    print(f"{CLOSED_CHAIN_SWEEP}: {folder}")
 
 
 def training_record(checkpoint: Path, iteration: int) -> dict[str, Any]:

@@ -46,8 +46,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="the bundle task's acceptance sweep on the closed chain: one run per fixed command (--duration each, "
         "default 20 s), judged by the task's targets; writes <out>/sweep.json (eval --sweep's layout), sweep.png "
-        "and <out>/<case>/sim2sim.json",
+        "and <out>/<case>/<run>/sim2sim.json",
     )
+    parser.add_argument(
+        "--episodes",
+        type=int,
+        default=None,
+        help="with --sweep: runs per command, the first from rest, the others with the base kicked at the start "
+        "(up to 0.25 m/s and 0.25 rad/s, seeded; default 4)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="with --sweep: seed of the start kicks (default 0)")
     parser.add_argument(
         "--io-option",
         action="append",
@@ -99,6 +107,10 @@ def _sim2sim(args: argparse.Namespace) -> int:
         resolve_robot(bundle)
     except BundleError as exc:
         raise CliError(str(exc)) from None
+    if args.episodes is not None and not args.sweep:
+        raise CliError("--episodes is a setting of --sweep")
+    if args.episodes is not None and args.episodes < 1:
+        raise CliError(f"--episodes must be at least 1, got {args.episodes}")
     if args.sweep:
         if args.sprint or args.velocity_command is not None or args.video is not None or args.policy != "bundle":
             raise CliError(
@@ -144,16 +156,21 @@ def _closed_chain_sweep(args: argparse.Namespace, bundle: Any) -> int:
     from linkage_lab.evaluation.sweep import format_table
     from linkage_lab.outputs import OutputWriteError, check_output_dir, write_output
     from linkage_lab.sim2sim.runner import SIM2SIM_COMMAND, default_out_dir
-    from linkage_lab.sim2sim.sweep import SWEEP_DURATION_S, run_closed_chain_sweep, write_closed_chain_sweep
+    from linkage_lab.sim2sim.sweep import (
+        SWEEP_DURATION_S,
+        SWEEP_EPISODES,
+        run_closed_chain_sweep,
+        write_closed_chain_sweep,
+    )
 
     out = args.out or default_out_dir(bundle.path, "sweep", False)
     check_output_dir(out, SIM2SIM_COMMAND, args.force)
 
     def progress(row: dict[str, Any]) -> None:
-        command, fell = row["command"], row["fall_time_s"]
+        command, fell = row["command"], row["fall_times_s"]
         print(
-            f"  {command['lin_vel_x_mps']:+.2f} m/s, {command['ang_vel_z_radps']:+.2f} rad/s: "
-            + (f"fell at {fell:.2f} s" if fell is not None else f"{row['simulated_s']:.0f} s, no fall"),
+            f"  {command['lin_vel_x_mps']:+.2f} m/s, {command['ang_vel_z_radps']:+.2f} rad/s: {len(row['runs'])} runs, "
+            + (f"fell in {len(fell)} (at {', '.join(f'{t:.2f}' for t in fell)} s)" if fell else "no fall"),
             file=sys.stderr if args.json else sys.stdout,
             flush=True,
         )
@@ -164,6 +181,8 @@ def _closed_chain_sweep(args: argparse.Namespace, bundle: Any) -> int:
             duration_s=args.duration if args.duration is not None else SWEEP_DURATION_S,
             io_options=_io_options(args.io_option),
             on_case=progress,
+            episodes=args.episodes if args.episodes is not None else SWEEP_EPISODES,
+            seed=args.seed,
         )
     except (ValueError, TypeError) as exc:
         raise CliError(str(exc)) from None

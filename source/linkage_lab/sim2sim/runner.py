@@ -189,6 +189,7 @@ def run_sim2sim(
     video: str | Path | None = None,
     progress: bool = False,
     io_options: dict[str, Any] | None = None,
+    base_kick: Sequence[float] | None = None,
 ) -> dict[str, Any]:
     """Run ``bundle`` on its robot's closed-chain model and return the report (``sim2sim.json``).
 
@@ -205,6 +206,8 @@ def run_sim2sim(
             serial URDF posed from the closed-chain joint angles); ``None``: no video.
         progress: Show a progress bar.
         io_options: Options of the robot side (its ``sim2sim_io`` extra), e.g. an ankle gain mode.
+        base_kick: ``(v_x, v_y, ω_z)`` (m/s in the world, rad/s) given to the base at rest before the first
+            tick, as Isaac Lab's ``reset_base`` kicks an episode's start; ``None``: it starts at rest.
 
     Returns:
         The report: tracking, falls, footfalls, per-motor torques and saturation, the sprint's metrics
@@ -222,6 +225,8 @@ def run_sim2sim(
     spec, factory = resolve_robot(bundle)
     start = time.perf_counter()
     run = _Run(bundle, spec, factory, dict(io_options or {}))
+    if base_kick is not None:
+        _kick_base(run, base_kick)
     hold, tracker = None, None
     if sprint:
         base_command, hold = _sprint_setup(run.io, command, policy == "scripted")
@@ -241,11 +246,30 @@ def run_sim2sim(
     report = _report(run, bundle, scripted, base_command, hold, duration_s, time.perf_counter() - start)
     report.update(ended_reason=ended, falls=int(fall is not None), fall_rate=float(fall is not None), fall=fall)
     report["sprint"] = sprint_metrics
+    report["base_kick"] = None if base_kick is None else [float(v) for v in base_kick]
     if recorder is not None:
         from linkage_lab.evaluation.video import save_rollout_video
 
         report["video"] = save_rollout_video(recorder, video, progress=progress)
     return report
+
+
+def _kick_base(run: _Run, kick: Sequence[float]) -> None:
+    """Add ``(v_x, v_y, ω_z)`` to the floating base's velocity (a free joint's linear velocity is in the world
+    frame, its angular velocity in the body's, whose z is the world's at the upright start)."""
+    import mujoco
+
+    from linkage_lab.sim2sim.mjcf import FREE_JOINT
+
+    values = [float(v) for v in kick]
+    if len(values) != 3 or not all(math.isfinite(v) for v in values):
+        raise ValueError(f"base_kick must be three finite numbers (v_x, v_y, omega_z), got {kick!r}")
+    free = mujoco.mj_name2id(run.model, mujoco.mjtObj.mjOBJ_JOINT, FREE_JOINT)
+    if free < 0:
+        raise ValueError(f"{run.chain.name} has no floating base to kick")
+    dof = int(run.model.jnt_dofadr[free])
+    run.data.qvel[dof : dof + 2] += values[:2]
+    run.data.qvel[dof + 5] += values[2]
 
 
 def _check_request(policy: str, duration_s: float | None, sprint: bool) -> None:
