@@ -56,8 +56,8 @@ def test_shipped_policy_walks_at_its_command(task, tmp_path):
 
 
 def test_shipped_marvin_finishes_the_sprint_in_its_lane():
-    """The residual race with lane keeping: the shipped Marvin finishes 10 m inside its 1 m lane (five races
-    at 0.5 m/s measured 23.4-24.5 s, at most 0.26 m off the centre; the policy shipped before left the lane at
+    """The residual race with lane keeping: the shipped Marvin finishes 10 m inside its 1 m lane (four races
+    at 0.4 m/s measured 27.7-28.4 s, at most 0.11 m off the centre; the policy shipped before left the lane at
     4.40 m with a heading hold alone)."""
     from linkage_lab.sprint.runner import run_race
 

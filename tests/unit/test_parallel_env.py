@@ -71,3 +71,7 @@ def test_shipped_wall_time_sums_sessions_not_the_pause_between_them():
     assert _session_seconds(sessions, 599) == 1800.0  # the third session had not started by then
     assert _session_seconds(sessions, 700) == 2100.0
     assert _session_seconds([{"started_at": "bad"}], 10) is None
+    # A checkpoint saved inside a session (its last iteration is later): the record cannot say when it came.
+    ended = [{**session, "last_iteration": last} for session, last in zip(sessions, (299, 599, 899))]
+    assert _session_seconds(ended, 599) == 1800.0 and _session_seconds(ended, 899) == 2100.0
+    assert _session_seconds(ended, 700) is None

@@ -333,7 +333,7 @@ def test_residual_race_command_is_the_residual_sprints():
 
     ranges = MarvinResidualFlatEnvCfg().commands.base_velocity.ranges
     race = MarvinResidualSprintEnvCfg().commands.base_velocity.ranges
-    assert (RESIDUAL_RACE["forward_mps"], RESIDUAL_RACE["forward_mps"]) == race.lin_vel_x == (0.5, 0.5)
+    assert (RESIDUAL_RACE["forward_mps"], RESIDUAL_RACE["forward_mps"]) == race.lin_vel_x == (0.4, 0.4)
     assert RESIDUAL_RACE["forward_mps"] <= ranges.lin_vel_x[1]
     assert RESIDUAL_RACE["yaw_rate_limit_rads"] == ranges.ang_vel_z[1]
 

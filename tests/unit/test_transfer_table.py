@@ -47,8 +47,13 @@ def test_shipped_config_names_every_linkage_model():
         assert row.checkpoint == "pretrained" or (REPO_ROOT / row.checkpoint).is_file(), row.name
     marvin = [row for row in rows if row.task == "LinkageLab-Velocity-Flat-Marvin-Residual"]
     assert [row.checkpoint for row in marvin].count("pretrained") == 1
-    old_term = [row for row in marvin if row.checkpoint != "pretrained"]
+    # The policies trained on the action term before the gait turned (1339 and the box control); 1750 trained
+    # on the present one.
+    old_term = [row for row in marvin if row.name in ("marvin_diamond", "marvin_box")]
     assert len(old_term) == 2
+    present = [row for row in marvin if row not in old_term]
+    assert {row.name for row in present} == {"marvin_shipped", "marvin_residual_1750"}
+    assert not any(row.overrides for row in present)
     for row in old_term:
         assert {"env.actions.joint_pos.turn_per_yaw_rate_s=0.0", "env.actions.joint_pos.scale_by_joint={}"} <= set(
             row.overrides

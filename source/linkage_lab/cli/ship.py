@@ -149,7 +149,8 @@ def _throughput(run_dir: Path, iteration: int, sessions: list[dict[str, Any]] | 
 
     ``training_time_s`` is rsl-rl's collection + update time summed over the iterations (no env builds,
     no pause between sessions); ``wall_time_s`` sums the record's sessions that reached ``iteration``
-    (env builds included, the time between sessions not), or without a record the span of the events.
+    (env builds included, the time between sessions not), or, without a record or for a checkpoint saved
+    inside a session, the span of the events up to it.
     """
     from linkage_lab.evaluation.curves import NoEventsError, read_scalars
 
@@ -186,7 +187,10 @@ def _session_seconds(sessions: list[dict[str, Any]], iteration: int) -> float | 
             end = datetime.fromisoformat(session["ended_at"])
         except (KeyError, TypeError, ValueError):
             continue
-        if int(session.get("first_iteration", 0)) <= iteration:
+        first, last = int(session.get("first_iteration", 0)), session.get("last_iteration")
+        if first <= iteration:
+            if last is not None and iteration < int(last):
+                return None  # a checkpoint inside a session: only the events know when it came
             total += (end - start).total_seconds()
             counted = True
     return total if counted else None

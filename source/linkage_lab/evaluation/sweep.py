@@ -348,8 +348,9 @@ def plot_sweep(sweep: dict[str, Any], path: str | Path, dpi: int = 120) -> Path:
     errors.set_xticks(x, names, fontsize=7)
     errors.set_title("tracking error (left bar v_xy, right bar yaw rate; red = check failed)", fontsize=8)
     summary = sweep.get("summary", {})
+    where = " on the closed chain (sim2sim)" if str(sweep.get("simulator", "")).startswith("sim2sim") else ""
     fig.suptitle(
-        f"{sweep.get('task', '')}: {sweep.get('episodes_per_case')} episodes per case — "
+        f"{sweep.get('task', '')}{where}: {sweep.get('episodes_per_case')} episodes per case — "
         + ("all targets met" if summary.get("passed") else "targets missed"),
         fontsize=9,
     )

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 #: Forward speed command a velocity policy races with (m/s).
 RACE_COMMAND_MPS = 0.5
-#: Forward speed command of the residual race (m/s): the fastest speed of the residual task's acceptance.
-#: The shipped policy, trained on commands up to 0.6 m/s, finished 4 of 4 races at 0.5 m/s (23.4-24.5 s, at
-#: most 0.26 m off the centre) and 3 of 4 at 0.6 m/s (one left the lane at 5.06 m; at 0.6 m/s and a
-#: +0.2 rad/s turn it fell in 5 of 8 episodes), so it races at the speed it walks and steers at.
-RESIDUAL_RACE_COMMAND_MPS = 0.5
+#: Forward speed command of the residual race (m/s): the speed of the residual task's acceptance at which the
+#: shipped policy steers its lane. At 0.5 m/s it turns at +0.114 / -0.080 rad/s for +-0.2 (0.4 m/s: +0.192 /
+#: -0.159) and finished 4 of 8 races (22.8-23.4 s; the other four left the lane at 3.4-7.5 m); at 0.4 m/s it
+#: finished 4 of 4 (27.7-28.4 s, at most 0.11 m off the centre). The policy shipped before finished 5 of 5 at
+#: 0.5 m/s and 3 of 4 at 0.6 (README, "Marvin").
+RESIDUAL_RACE_COMMAND_MPS = 0.4
 #: Yaw-rate command per radian of heading error in the residual race (1/s): 0.2 rad/s, the top of the
 #: residual task's yaw-rate range, at 0.4 rad (23°) off the heading target.
 HEADING_HOLD_GAIN_PER_S = 0.5

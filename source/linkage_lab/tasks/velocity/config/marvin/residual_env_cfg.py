@@ -39,12 +39,12 @@ MARVIN_PRIOR_GAIT_OVERRIDES = {"heading_gain": 0.0}
 #: rate (4.5 s for 0 → 1: a 3 s ramp dropped more heavy-pelvis runs). A yaw-rate command can turn the gait
 #: through its hip yaw by ``k_ω ω_z`` per step (``env.actions.joint_pos.turn_per_yaw_rate_s``), calibrated by
 #: ``python -m linkage_lab.robots.marvin.turn`` (zero residual, 12 s, mean of the last 6 s): 0.5 s turns at
-#: 1.04-1.11× the command at 0.4 m/s for ±0.2 rad/s (0.3 s: 0.60-0.67×). The recipe turns at 0.7 s. The
-#: shipped policy learnt its last 411 iterations on 0.5 s and runs on 0.7 s, the gain its acceptance sweep
-#: was measured with: its corrections take a little of the gait's turn away, so with 0.5 s it followed
-#: +-0.2 rad/s at 0.67-0.77× (one of the two turning targets missed), with 0.7 s at 0.85-0.93× (both met),
-#: and above that the turn saturates at the gait's ``turn_limit_rad`` (README, "Marvin"). The gain is a
-#: parameter of the scripted gait, which the robot runs too (``gait.onnx``), not of the learnt weights.
+#: 1.04-1.11× the command at 0.4 m/s for ±0.2 rad/s (0.3 s: 0.60-0.67×). The recipe turns at 0.7 s: a policy's
+#: corrections take a little of the gait's turn away, so iteration 1750, which learnt on 0.5 s, followed
+#: +-0.2 rad/s at 0.67-0.77× there (one of the two turning targets missed) and at 0.85-0.93× on 0.7 s (both
+#: met); above that the turn saturates at the gait's ``turn_limit_rad``. The shipped policy learnt its last 200
+#: iterations on 0.7 s (README, "Marvin"). The gain is a parameter of the scripted gait, which the robot runs
+#: too (``gait.onnx``), not of the learnt weights.
 MARVIN_GAIT_COMMAND = GaitCommandCfg(
     speed_per_stride_mps=0.72, in_place_speed_mps=0.065, max_stride_scale=0.8, turn_per_yaw_rate_s=0.7
 )
@@ -121,8 +121,8 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
         # together, the definition the acceptance's footfall alternation counts with. A step is paid only
         # after half the gait's swing in the air and while the command asks to walk: without those, 300
         # iterations of fine-tuning with weight 0.5 learnt to run on the spot at 9 touchdowns a second
-        # per foot, even on a zero command. It is paid per touchdown, so it also pays for stepping faster:
-        # the shipped policy's fine-tune is stopped at 411 iterations (alternation 0.84-0.89); 600 learnt a jog
+        # per foot, even on a zero command. Paid per touchdown, it also pays for stepping faster: the fine-tune
+        # that made iteration 1750 was stopped at 411 iterations (alternation 0.84-0.89); 600 learnt a jog
         # at 2.8 touchdowns a second per foot with 35 % of the time in flight, marching on the spot on a zero
         # command, and turning at 0.5× (README, "Marvin"). A standing cost of 1 per touchdown on a zero
         # command with the paid swing raised to 0.4 s fell more, and was stopped (training episodes of 520-630
@@ -141,9 +141,10 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
                 "step_period_s": 0.5 / prior.gait.cfg.frequency_hz,
             },
         )
-        # Walking has no flight phase: the policy the alternation term taught spent 11-15 % of its walking
-        # time with neither foot down, and its landings after those flights are where the serial model and the
-        # closed chain part (it fell on the closed chain in 4 of 5 walking commands; README, "Transfer").
+        # Walking has no flight phase: the policy the per-touchdown pay taught (iteration 1750) spent 11-15 % of
+        # its walking time with neither foot down. With both changes, 200 iterations from it (the shipped policy)
+        # stepped 1.0-1.5 times a second per foot with 2-3 % in flight, and fell on the closed chain in 3 of 24
+        # runs against 15 (README, "Marvin").
         rewards.airborne = RewTerm(
             func=airborne,
             weight=-2.0,
