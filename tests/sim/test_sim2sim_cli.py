@@ -1,4 +1,5 @@
-"""``linkage-lab sim2sim`` end to end: the shipped Limit policy exported, then 2 s on the closed chain via the CLI."""
+"""``linkage-lab sim2sim`` end to end: the shipped Limit policy exported, then 2 s on the closed chain via the CLI,
+and its acceptance sweep there."""
 
 from __future__ import annotations
 
@@ -66,3 +67,17 @@ def test_sim2sim_cli_runs_the_shipped_limit_bundle(tmp_path, capsys):
     assert all(math.isfinite(x) for x in _finite_numbers(report))
     # A second run into the same folder needs --force.
     assert main([*args, "--out", str(out)]) == 2
+
+    # The acceptance on the closed chain: the Limit task's six commands, two short runs each (one kicked), judged
+    # by the task's targets; its standing case meets them (the policy stands still), and the table is printed.
+    sweep_dir = tmp_path / "sweep"
+    sweep_args = ["sim2sim", "--bundle", str(tmp_path / "bundle"), "--sweep", "--duration", "1", "--episodes", "2"]
+    assert main([*sweep_args, "--out", str(sweep_dir)]) == 0
+    printed = capsys.readouterr().out
+    sweep = json.loads((sweep_dir / "sweep.json").read_text())
+    assert sweep["task"] == LIMIT and sweep["episodes_per_case"] == 2 and len(sweep["cases"]) == 6
+    assert all(len(row["runs"]) == 2 and row["runs"][1]["base_kick"] is not None for row in sweep["cases"])
+    standing = next(row for row in sweep["cases"] if row["command"] == {"lin_vel_x_mps": 0.0, "ang_vel_z_radps": 0.0})
+    assert standing["falls"] == 0 and all(check["ok"] for check in standing["checks"].values())
+    assert "vx (m/s)" in printed and (sweep_dir / "sweep.png").is_file()
+    assert (sweep_dir / "vx+0.00_wz+0.00" / "run1" / "sim2sim.json").is_file()
