@@ -342,7 +342,7 @@ def test_closed_chain_sweep_rows_are_the_runs_it_made(limit_bundle, tmp_path):
     """The sweep's rows against second, direct runs per command and kick (MuJoCo is deterministic), pooled by
     hand; written in ``eval --sweep``'s layout; a bundle of no project task carries no targets."""
     from linkage_lab.evaluation.sweep import SWEEP_FILE, CommandCase
-    from linkage_lab.sim2sim.sweep import episode_kicks, run_closed_chain_sweep, write_closed_chain_sweep
+    from linkage_lab.sim2sim.sweep import describe_case, episode_kicks, run_closed_chain_sweep, write_closed_chain_sweep
 
     cases = [CommandCase(0.0), CommandCase(0.3, 0.2)]
     seen = []
@@ -352,6 +352,9 @@ def test_closed_chain_sweep_rows_are_the_runs_it_made(limit_bundle, tmp_path):
         {"lin_vel_x_mps": 0.3, "ang_vel_z_radps": 0.2},
     ]
     assert seen == sweep["cases"] and sweep["targets"] is None and sweep["summary"]["passed"] is None
+    assert describe_case(sweep["cases"][1]) == "  +0.30 m/s, +0.20 rad/s: 2 runs, no fall"
+    fell = {**sweep["cases"][1], "fall_times_s": [1.5]}
+    assert describe_case(fell) == "  +0.30 m/s, +0.20 rad/s: 2 runs, fell in 1 (at 1.50 s)"
     kicks = episode_kicks(2, seed=0)
     assert kicks[0] is None and all(abs(v) <= 0.25 for v in kicks[1]) and any(abs(v) > 0.01 for v in kicks[1])
     for case, row in zip(cases, sweep["cases"]):

@@ -97,7 +97,12 @@ def _closed_chain_sweep(request: Any, bundle_dir: Path, folder: Path, cases: lis
     from linkage_lab.io import write_json_atomic
     from linkage_lab.robots.registry import get_robot
     from linkage_lab.sim2sim.bundle import load_bundle
-    from linkage_lab.sim2sim.sweep import SWEEP_EPISODES, run_closed_chain_sweep, write_closed_chain_sweep
+    from linkage_lab.sim2sim.sweep import (
+        SWEEP_EPISODES,
+        describe_case,
+        run_closed_chain_sweep,
+        write_closed_chain_sweep,
+    )
 
     export_bundle(request.task, request.checkpoint, bundle_dir, list(request.overrides), request.device, force=True)
     bundle = load_bundle(bundle_dir)
@@ -105,7 +110,9 @@ def _closed_chain_sweep(request: Any, bundle_dir: Path, folder: Path, cases: lis
         print(f"{bundle.robot} has no closed-chain model: no closed-chain sweep")
         return
     print(f"the same commands on {bundle.robot}'s closed chain (sim2sim, {SWEEP_EPISODES} runs each):", flush=True)
-    sweep, reports = run_closed_chain_sweep(bundle, cases, episodes=SWEEP_EPISODES)
+    sweep, reports = run_closed_chain_sweep(
+        bundle, cases, episodes=SWEEP_EPISODES, on_case=lambda row: print(describe_case(row), flush=True)
+    )
     # ship's working copy with each run's report, and the table next to the model.
     write_closed_chain_sweep(bundle_dir.parent / f"{request.task}-closed-chain", sweep, reports)
     write_json_atomic(folder / CLOSED_CHAIN_SWEEP, sweep)

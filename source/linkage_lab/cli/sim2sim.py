@@ -159,6 +159,7 @@ def _closed_chain_sweep(args: argparse.Namespace, bundle: Any) -> int:
     from linkage_lab.sim2sim.sweep import (
         SWEEP_DURATION_S,
         SWEEP_EPISODES,
+        describe_case,
         run_closed_chain_sweep,
         write_closed_chain_sweep,
     )
@@ -167,13 +168,7 @@ def _closed_chain_sweep(args: argparse.Namespace, bundle: Any) -> int:
     check_output_dir(out, SIM2SIM_COMMAND, args.force)
 
     def progress(row: dict[str, Any]) -> None:
-        command, fell = row["command"], row["fall_times_s"]
-        print(
-            f"  {command['lin_vel_x_mps']:+.2f} m/s, {command['ang_vel_z_radps']:+.2f} rad/s: {len(row['runs'])} runs, "
-            + (f"fell in {len(fell)} (at {', '.join(f'{t:.2f}' for t in fell)} s)" if fell else "no fall"),
-            file=sys.stderr if args.json else sys.stdout,
-            flush=True,
-        )
+        print(describe_case(row), file=sys.stderr if args.json else sys.stdout, flush=True)
 
     try:
         sweep, reports = run_closed_chain_sweep(

@@ -106,6 +106,15 @@ def closed_chain_case(
     return row
 
 
+def describe_case(row: dict[str, Any]) -> str:
+    """One progress line for a finished row: its command, runs and falls."""
+    command, fell = row["command"], row["fall_times_s"]
+    return (
+        f"  {command['lin_vel_x_mps']:+.2f} m/s, {command['ang_vel_z_radps']:+.2f} rad/s: {len(row['runs'])} runs, "
+        + (f"fell in {len(fell)} (at {', '.join(f'{t:.2f}' for t in fell)} s)" if fell else "no fall")
+    )
+
+
 def run_closed_chain_sweep(
     bundle: str | Path | Bundle,
     cases: Sequence[CommandCase] | None = None,
