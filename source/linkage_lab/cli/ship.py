@@ -92,9 +92,9 @@ CLOSED_CHAIN_SWEEP = "closed_chain_sweep.json"
 def _closed_chain_sweep(request: Any, bundle_dir: Path, folder: Path, cases: list[Any] | None) -> None:
     """Export the shipped policy and run its task's acceptance on the robot's closed chain (``sim2sim --sweep``);
     ship the result as ``closed_chain_sweep.json`` / ``.png``. Robots without a closed-chain model are skipped."""
-    from linkage_lab.evaluation.sweep import format_table, plot_sweep
+    from linkage_lab.evaluation.sweep import SWEEP_PLOT, format_table
     from linkage_lab.export.bundle import export_bundle
-    from linkage_lab.io import write_json_atomic
+    from linkage_lab.io import write_bytes_atomic
     from linkage_lab.robots.registry import get_robot
     from linkage_lab.sim2sim.bundle import load_bundle
     from linkage_lab.sim2sim.sweep import (
@@ -113,10 +113,10 @@ def _closed_chain_sweep(request: Any, bundle_dir: Path, folder: Path, cases: lis
     sweep, reports = run_closed_chain_sweep(
         bundle, cases, episodes=SWEEP_EPISODES, on_case=lambda row: print(describe_case(row), flush=True)
     )
-    # ship's working copy with each run's report, and the table next to the model.
-    write_closed_chain_sweep(bundle_dir.parent / f"{request.task}-closed-chain", sweep, reports)
-    write_json_atomic(folder / CLOSED_CHAIN_SWEEP, sweep)
-    plot_sweep(sweep, folder / CLOSED_CHAIN_SWEEP.replace(".json", ".png"))
+    # ship's working copy with each run's report; its table and plot go next to the model.
+    table = write_closed_chain_sweep(bundle_dir.parent / f"{request.task}-closed-chain", sweep, reports)
+    write_bytes_atomic(folder / CLOSED_CHAIN_SWEEP, table.read_bytes())
+    write_bytes_atomic(folder / CLOSED_CHAIN_SWEEP.replace(".json", ".png"), (table.parent / SWEEP_PLOT).read_bytes())
     print(format_table(sweep))
     print(f"{CLOSED_CHAIN_SWEEP}: {folder}")
 

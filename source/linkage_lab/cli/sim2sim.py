@@ -44,9 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--sweep",
         action="store_true",
-        help="the bundle task's acceptance sweep on the closed chain: one run per fixed command (--duration each, "
-        "default 20 s), judged by the task's targets; writes <out>/sweep.json (eval --sweep's layout), sweep.png "
-        "and <out>/<case>/<run>/sim2sim.json",
+        help="the bundle task's acceptance sweep on the closed chain: --episodes runs per fixed command (--duration "
+        "each, default 20 s), pooled and judged by the task's targets; writes <out>/sweep.json (eval --sweep's "
+        "layout), sweep.png and <out>/<case>/<run>/sim2sim.json",
     )
     parser.add_argument(
         "--episodes",

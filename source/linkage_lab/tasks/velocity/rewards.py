@@ -74,8 +74,7 @@ class touchdown_alternation(ManagerTermBase):
         paid = step.alternating & (step.lift_steps.max(dim=-1).values >= self._min_swing_steps)
         score = -step.repeated.float() - step.simultaneous.float()
         if command_name is not None:
-            command = env.command_manager.get_command(command_name)[:, :2]
-            walking = torch.linalg.norm(command, dim=-1) >= min_command_mps
+            walking = _walking(env, command_name, min_command_mps)
             paid &= walking
             score -= standing_touchdown_cost * (~walking & step.touchdown.any(dim=-1)).float()
         pay = paid.float()
@@ -97,9 +96,14 @@ def airborne(
     sensor = env.scene.sensors[sensor_cfg.name]
     up = ~(sensor.data.current_contact_time.torch[:, sensor_cfg.body_ids] > 0.0).any(dim=-1)
     if command_name is not None:
-        command = env.command_manager.get_command(command_name)[:, :2]
-        up &= torch.linalg.norm(command, dim=-1) >= min_command_mps
+        up &= _walking(env, command_name, min_command_mps)
     return up.float()
+
+
+def _walking(env: ManagerBasedRLEnv, command_name: str, min_command_mps: float) -> torch.Tensor:
+    """Per env, whether the velocity command ``command_name`` asks for a planar speed of ``min_command_mps`` or more."""
+    command = env.command_manager.get_command(command_name)[:, :2]
+    return torch.linalg.norm(command, dim=-1) >= min_command_mps
 
 
 class heading_tracking(ManagerTermBase):
