@@ -78,7 +78,12 @@ def test_ctrl_c_saves_exits_130_and_resume_continues(tmp_path):
         assert logged.wait(600), "no iteration logged:\n" + "".join(lines[-60:])
         time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
-        rc = proc.wait(180)
+        try:
+            rc = proc.wait(180)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGUSR1)  # the CLI prints every thread's stack: where it is stuck
+            time.sleep(3)
+            pytest.fail("no exit within 180 s of Ctrl-C; its output ends:\n" + "".join(lines[-150:]))
     finally:
         if proc.poll() is None:
             proc.kill()

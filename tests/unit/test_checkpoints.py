@@ -10,6 +10,7 @@ import contextlib
 import os
 import pickle
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -37,16 +38,19 @@ NUM_ENVS, STEPS, EPOCHS, MINI_BATCHES = 2, 4, 2, 2
 class ToyEnv:
     """rsl-rl ``VecEnv``: reward for actions near the observation, episodes of 6 steps.
 
-    ``interrupt_at_step`` sends this process a SIGINT from inside that (1-based) env step.
+    ``interrupt_at_step`` sends this process ``presses`` SIGINTs at the start of that (1-based) env
+    step; ``completed`` counts the steps that ran to their end.
     """
 
     num_envs, num_actions, max_episode_length, device, cfg = NUM_ENVS, 2, 6, "cpu", {}
 
-    def __init__(self, interrupt_at_step: int | None = None):
+    def __init__(self, interrupt_at_step: int | None = None, presses: int = 1):
         self.episode_length_buf = torch.zeros(NUM_ENVS, dtype=torch.long)
         self.obs = torch.linspace(-1.0, 1.0, NUM_ENVS * 3).reshape(NUM_ENVS, 3)
         self.steps = 0
+        self.completed = 0
         self.interrupt_at_step = interrupt_at_step
+        self.presses = presses
 
     def get_observations(self):
         from tensordict import TensorDict
@@ -56,13 +60,16 @@ class ToyEnv:
     def step(self, actions: torch.Tensor):
         self.steps += 1
         if self.steps == self.interrupt_at_step:
-            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(self.presses):
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.01)  # the handler runs between bytecodes: let each press be handled
         reward = -((actions - self.obs[:, :2]) ** 2).sum(dim=1)
         self.obs = torch.roll(self.obs, 1, dims=1) + 0.1
         self.episode_length_buf += 1
         dones = self.episode_length_buf >= self.max_episode_length
         self.episode_length_buf[dones] = 0
         extras = {"time_outs": dones.clone(), "log": {}}
+        self.completed += 1
         return self.get_observations(), reward, dones.long(), extras
 
 
@@ -235,6 +242,20 @@ def test_ctrl_c_saves_the_last_finished_iteration(tmp_path):
     assert adam_steps(saved) == 2 * EPOCHS * MINI_BATCHES  # two finished updates, no more, no less
     assert_same_tensors(saved["actor_state_dict"], runner.alg.save()["actor_state_dict"])
     assert signal.getsignal(signal.SIGINT) is handler_before
+
+
+def test_ctrl_c_waits_for_the_env_step_and_a_second_one_does_not(tmp_path):
+    """One Ctrl-C lets the env step in progress end (no simulator left half stepped); two stop inside it."""
+    env = ToyEnv(interrupt_at_step=2 * STEPS + 2)
+    outcome = run_learning(make_runner(tmp_path / "once", env), tmp_path / "once", 100)
+    assert outcome.interrupted and outcome.last_iteration == 1
+    assert env.steps == env.completed == 2 * STEPS + 2
+
+    env = ToyEnv(interrupt_at_step=2 * STEPS + 2, presses=2)
+    outcome = run_learning(make_runner(tmp_path / "twice", env), tmp_path / "twice", 100)
+    assert outcome.interrupted and outcome.last_iteration == 1
+    assert (env.steps, env.completed) == (2 * STEPS + 2, 2 * STEPS + 1)
+    assert adam_steps(load_checkpoint(outcome.checkpoint)) == 2 * EPOCHS * MINI_BATCHES
 
 
 def test_ctrl_c_during_the_update_waits_for_it(tmp_path):

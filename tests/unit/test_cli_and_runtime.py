@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from linkage_lab.cli.main import main
@@ -113,3 +116,20 @@ def test_bad_override_values_are_rejected(token, message):
 
     with pytest.raises(OverrideError, match=message):
         resolve_configs("LinkageLab-Velocity-Flat-Limit", [token], "cpu")
+
+
+def test_sigusr1_prints_every_threads_stack_and_the_command_goes_on():
+    code = (
+        "import os, signal, time\n"
+        "from linkage_lab.cli.main import enable_stack_dumps\n"
+        "enable_stack_dumps()\n"
+        "def waiting_here():\n"
+        "    os.kill(os.getpid(), signal.SIGUSR1)\n"
+        "    time.sleep(0.2)\n"
+        "waiting_here()\n"
+        "print('carried on')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "carried on"
+    assert "waiting_here" in done.stderr and "Current thread" in done.stderr

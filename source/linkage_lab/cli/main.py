@@ -9,7 +9,9 @@ inside their functions, so ``linkage-lab --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import importlib
+import signal
 import sys
 
 #: Command modules under ``linkage_lab.cli``, in the order ``--help`` lists them.
@@ -85,6 +87,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def enable_stack_dumps() -> None:
+    """For a command that looks stuck: ``kill -USR1 <pid>`` prints every thread's Python stack.
+
+    The stacks go to file descriptor 2 (the framework log while framework output goes there); the command
+    carries on. Nothing happens where the platform has no SIGUSR1.
+    """
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, file=2, all_threads=True)  # fd 2, whatever sys.stderr is
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     parser = build_parser()
@@ -96,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         from linkage_lab.console import set_verbose
 
         set_verbose(True)
+    enable_stack_dumps()
     accepts_overrides = getattr(args, "accepts_overrides", False)
     if extra and not accepts_overrides:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")

@@ -2,10 +2,11 @@
 
 rsl-rl's ``OnPolicyRunner.learn`` saves every ``save_interval`` iterations and at its end; a
 ``KeyboardInterrupt`` in between loses every iteration since the last save. :func:`run_learning`
-runs ``learn`` with two guards: a Ctrl-C that arrives while the policy is being updated or a
-checkpoint written is held until that step ends (so the saved networks and optimiser are one
-iteration's, and no checkpoint is half written), and on interrupt the last finished iteration is
-saved as ``model_<it>.pt``.
+runs ``learn`` so that a Ctrl-C stops it at the next safe point: after the env step in progress
+(never inside the simulator, TensorBoard's writer or a lock a library holds), or, while the policy
+is being updated or a checkpoint written, once that ends (so the saved networks and optimiser are
+one iteration's, and no checkpoint is half written). The last finished iteration is then saved
+as ``model_<it>.pt``. A second Ctrl-C outside an update or a save stops at once (a stuck step).
 """
 
 from __future__ import annotations
@@ -43,10 +44,12 @@ class LearnOutcome:
 
 
 class InterruptGuard:
-    """A SIGINT handler that raises ``KeyboardInterrupt``, except inside :meth:`critical` blocks.
+    """A SIGINT handler that stops a learning session at safe points.
 
-    A Ctrl-C inside a critical block is remembered and raised when the outermost block ends.
-    Outside the main thread (where Python cannot install signal handlers) it changes nothing.
+    A Ctrl-C is remembered; :meth:`check` (called between env steps) raises it as
+    ``KeyboardInterrupt``, and so does the end of the outermost :meth:`critical` block. A second
+    Ctrl-C while one is pending raises at once, except inside a critical block. Outside the main
+    thread (where Python cannot install signal handlers) it changes nothing.
     """
 
     def __init__(self) -> None:
@@ -54,10 +57,10 @@ class InterruptGuard:
         self._pending = False
 
     def _handle(self, signum: int, frame: Any) -> None:
-        if self._depth:
-            self._pending = True
-            return
-        raise KeyboardInterrupt
+        if self._pending and not self._depth:
+            self._pending = False
+            raise KeyboardInterrupt
+        self._pending = True
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -71,6 +74,12 @@ class InterruptGuard:
         finally:
             signal.signal(signal.SIGINT, previous)
 
+    def check(self) -> None:
+        """Raise a pending Ctrl-C as ``KeyboardInterrupt`` (a no-op inside a critical block)."""
+        if self._pending and not self._depth:
+            self._pending = False
+            raise KeyboardInterrupt
+
     @contextlib.contextmanager
     def critical(self) -> Iterator[None]:
         """Hold a Ctrl-C until the block ends (raised then, if the block itself raised nothing)."""
@@ -79,9 +88,7 @@ class InterruptGuard:
             yield
         finally:
             self._depth -= 1
-        if not self._depth and self._pending:
-            self._pending = False
-            raise KeyboardInterrupt
+        self.check()
 
 
 def run_learning(runner: Any, run_dir: Path, iterations: int, init_at_random_ep_len: bool = False) -> LearnOutcome:
@@ -117,9 +124,17 @@ def run_learning(runner: Any, run_dir: Path, iterations: int, init_at_random_ep_
         with guard.critical():
             save_checkpoint(runner, Path(path))
 
+    env_step = runner.env.step
+
+    def checked_step(actions: torch.Tensor) -> Any:
+        stepped = env_step(actions)
+        guard.check()
+        return stepped
+
     # Instance attributes shadow the class's methods, which learn() calls through self.
     runner.alg.update = guarded_update
     runner.save = guarded_save
+    runner.env.step = checked_step
     progress = _install_progress(runner)
     interrupted = False
     try:
@@ -138,7 +153,7 @@ def run_learning(runner: Any, run_dir: Path, iterations: int, init_at_random_ep_
                 if interrupted or not checkpoint.is_file():
                     guarded_save(str(checkpoint))
     finally:
-        del runner.alg.update, runner.save
+        del runner.alg.update, runner.save, runner.env.step
         if progress:
             del runner.logger.log
         _close_writer(runner, interrupted)
