@@ -8,11 +8,14 @@ machine).
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib
+import inspect
 import io
 import os
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 #: Hydra override grammar: ``key.path=value`` or a preset selector ``group=name`` (``+``/``~`` prefixes allowed).
@@ -107,12 +110,13 @@ def preset_selectors() -> set[str]:
 
 def check_override_paths(
     roots: dict[str, Any], overrides: Sequence[str], task: str, selectors: set[str] | None = None
-) -> None:
+) -> dict[str, Callable[..., Any]]:
     """Check that each ``env.…``/``agent.…`` override names an existing field with a compatible value.
 
     Preset selectors (``presets=…``, ``physics=…``) are left to the preset resolver, which rejects
     unknown names itself. Any other key must start with one of ``roots``: hydra would otherwise add
-    it (``+envs.…``, silently ignored) or fail with a multi-line report (``envs.…``).
+    it (``+envs.…``, silently ignored) or fail with a multi-line report (``envs.…``). A field that
+    holds a function (a factory, a term's ``func``) takes ``module:name`` and gets that function.
 
     Args:
         roots: The config roots by name (``env``, ``agent``).
@@ -120,12 +124,18 @@ def check_override_paths(
         task: Task id, for the messages.
         selectors: Preset selector keys; ``None``: :func:`preset_selectors`.
 
+    Returns:
+        The functions named by overrides of function fields, by dotted path (``env.actions.…``):
+        hydra leaves their text in the config, :func:`set_config_path` puts the function there.
+
     Raises:
-        OverrideError: Naming the first unknown root or field, or mistyped value.
+        OverrideError: Naming the first unknown root or field, mistyped value, or function that
+            cannot be imported.
     """
     import yaml
 
     selectors = preset_selectors() if selectors is None else selectors
+    functions: dict[str, Callable[..., Any]] = {}
     for token in overrides:
         key, _, raw_value = token.lstrip("+~").partition("=")
         head, _, rest = key.partition(".")
@@ -151,6 +161,9 @@ def check_override_paths(
                     raise OverrideError(f"{token!r}: {walked} has no field {part!r} in {task}'s config")
                 node = getattr(node, part)
             walked = f"{walked}.{part}"
+        if inspect.isfunction(node) or isinstance(node, functools.partial):
+            functions[walked] = _import_function(token, walked, raw_value)
+            continue
         try:
             value = yaml.safe_load(raw_value) if raw_value else None
         except yaml.YAMLError as exc:
@@ -165,6 +178,37 @@ def check_override_paths(
             ok = True
         if not ok:
             raise OverrideError(f"{token!r}: {walked} expects {type(node).__name__}, got {raw_value!r}")
+    return functions
+
+
+def _import_function(token: str, path: str, text: str) -> Callable[..., Any]:
+    """The function ``module:name`` names, for the function field ``path`` (an :class:`OverrideError` if none)."""
+    module_name, colon, name = text.partition(":")
+    if not (colon and module_name and name):
+        raise OverrideError(f"{token!r}: {path} holds a function; give it as module:name, got {text!r}")
+    try:
+        target: Any = importlib.import_module(module_name)
+        for part in name.split("."):
+            target = getattr(target, part)
+    except ImportError as exc:
+        raise OverrideError(f"{token!r}: cannot import module {module_name!r}: {exc}") from exc
+    except AttributeError:
+        raise OverrideError(f"{token!r}: module {module_name!r} has no {name!r}") from None
+    if not callable(target):
+        raise OverrideError(f"{token!r}: {text} is a {type(target).__name__}, not a function")
+    return target
+
+
+def set_config_path(roots: dict[str, Any], path: str, value: Any) -> None:
+    """Set the field at dotted ``path`` (its first part a key of ``roots``) to ``value``."""
+    head, *parts = path.split(".")
+    node = roots[head]
+    for part in parts[:-1]:
+        node = node[part] if isinstance(node, dict) else getattr(node, part)
+    if isinstance(node, dict):
+        node[parts[-1]] = value
+    else:
+        setattr(node, parts[-1], value)
 
 
 def resolve_configs(task: str, overrides: Sequence[str] = (), device: str | None = None) -> tuple[Any, Any]:
@@ -187,7 +231,9 @@ def resolve_configs(task: str, overrides: Sequence[str] = (), device: str | None
         # Hydra silently adds unknown keys and accepts any value type: check paths and types first.
         with framework_output(f"configure {task}"):
             base_env, base_agent = resolve_task_config(task, "rsl_rl_cfg_entry_point", overrides=[])
-        check_override_paths({"env": base_env, "agent": base_agent}, overrides, task)
+        functions = check_override_paths({"env": base_env, "agent": base_agent}, overrides, task)
+    else:
+        functions = {}
     report = io.StringIO()
     try:
         # Hydra prints a bad override as a multi-line report on stderr and exits: keep it for the error.
@@ -203,6 +249,8 @@ def resolve_configs(task: str, overrides: Sequence[str] = (), device: str | None
         sys.stderr.write(report.getvalue())
         raise
     sys.stderr.write(report.getvalue())
+    for path, function in functions.items():
+        set_config_path({"env": env_cfg, "agent": agent_cfg}, path, function)
     device = check_device(pick_device(device))
     env_cfg.sim.device = device
     if agent_cfg is not None and not any(o.startswith("agent.device=") for o in overrides):

@@ -118,6 +118,34 @@ def test_bad_override_values_are_rejected(token, message):
         resolve_configs("LinkageLab-Velocity-Flat-Limit", [token], "cpu")
 
 
+def test_a_function_field_takes_module_colon_name():
+    from isaaclab_tasks.core.velocity import mdp
+
+    from linkage_lab.runtime import resolve_configs
+
+    token = "env.rewards.feet_air_time.func=isaaclab_tasks.core.velocity.mdp:feet_air_time_positive_biped"
+    env_cfg, _ = resolve_configs("LinkageLab-Velocity-Flat-Limit", [token], "cpu")
+    assert env_cfg.rewards.feet_air_time.func is mdp.feet_air_time_positive_biped
+    default_cfg, _ = resolve_configs("LinkageLab-Velocity-Flat-Limit", [], "cpu")
+    assert default_cfg.rewards.feet_air_time.func is not mdp.feet_air_time_positive_biped
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("feet_air_time_positive_biped", "give it as module:name"),
+        ("no_such_module_here:f", "cannot import module 'no_such_module_here'"),
+        ("math:no_such_function", "module 'math' has no 'no_such_function'"),
+        ("math:pi", "math:pi is a float, not a function"),
+    ],
+)
+def test_a_function_field_refuses_what_is_not_an_importable_function(value, message):
+    from linkage_lab.runtime import resolve_configs
+
+    with pytest.raises(OverrideError, match=message):
+        resolve_configs("LinkageLab-Velocity-Flat-Limit", [f"env.rewards.feet_air_time.func={value}"], "cpu")
+
+
 def test_sigusr1_prints_every_threads_stack_and_the_command_goes_on():
     code = (
         "import os, signal, time\n"
