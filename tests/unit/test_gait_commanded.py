@@ -261,3 +261,29 @@ def test_the_turn_touches_only_the_hip_yaw_and_not_a_standing_robot():
 def test_a_negative_turn_gain_is_rejected():
     with pytest.raises(ValueError, match="turn_per_yaw_rate_s"):
         GaitCommandCfg(turn_per_yaw_rate_s=-0.1)
+
+
+def test_a_prior_at_another_frequency_keeps_its_steps_and_scales_its_cadence():
+    prior = _prior(in_place_speed_mps=0.05)
+    faster = prior.with_frequency(1.2)
+    ratio = 1.2 / prior.gait.cfg.frequency_hz
+    assert prior.gait.cfg.frequency_hz == pytest.approx(0.88)  # the original is unchanged
+    assert faster.gait.cfg.frequency_hz == 1.2
+    assert faster.gait.cfg.step_length_m == prior.gait.cfg.step_length_m
+    assert faster.speed_per_stride_mps == pytest.approx(0.5 * ratio)
+    assert faster.command_cfg.in_place_speed_mps == 0.05
+    assert faster.swing_time_s() == pytest.approx(prior.swing_time_s() / ratio)
+    # The clock: once stepping, each control step advances the phase by 2π f dt.
+    state, history = _run(faster, (0.4, 0.0, 0.0), 60)
+    phases = torch.stack([s[0] for _, s in history[-10:]])
+    advance = torch.remainder(phases[1:] - phases[:-1], 2 * math.pi)
+    torch.testing.assert_close(advance, torch.full_like(advance, 2 * math.pi * 1.2 * DT))
+    # The stride a command asks for: (v - v0) / (v_s f'/f), reached after its ramp (3 s per unit).
+    state, _ = _run(faster, (0.4, 0.0, 0.0), 200, state)
+    assert float(state[0, 1]) == pytest.approx((0.4 - 0.05) / (0.5 * ratio))
+
+
+@pytest.mark.parametrize("frequency", [0.0, -1.0, float("nan"), float("inf"), "fast", True])
+def test_a_prior_refuses_a_frequency_that_is_not_a_positive_number(frequency):
+    with pytest.raises(ValueError, match="frequency_hz must be a positive number"):
+        _prior().with_frequency(frequency)

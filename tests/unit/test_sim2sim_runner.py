@@ -326,16 +326,53 @@ def test_parse_command():
 
 
 def test_residual_race_command_is_the_residual_sprints():
-    """The sim2sim race command (torch-free robot side) equals what the Isaac Lab residual sprint uses."""
+    """The sim2sim race command (torch-free robot side) equals what the Isaac Lab residual sprint uses, and at
+    the race's cadence its speed asks the gait for a stride the policy trained on."""
     from linkage_lab.robots.marvin.sim2sim import RESIDUAL_RACE
+    from linkage_lab.sprint.runner import race_export_overrides
     from linkage_lab.tasks.sprint.config.marvin.env_cfg import MarvinResidualSprintEnvCfg
-    from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import MarvinResidualFlatEnvCfg
+    from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import MarvinResidualFlatEnvCfg, marvin_gait_prior
 
-    ranges = MarvinResidualFlatEnvCfg().commands.base_velocity.ranges
-    race = MarvinResidualSprintEnvCfg().commands.base_velocity.ranges
-    assert (RESIDUAL_RACE["forward_mps"], RESIDUAL_RACE["forward_mps"]) == race.lin_vel_x == (0.4, 0.4)
-    assert RESIDUAL_RACE["forward_mps"] <= ranges.lin_vel_x[1]
+    task_cfg = MarvinResidualFlatEnvCfg()
+    ranges = task_cfg.commands.base_velocity.ranges
+    race_cfg = MarvinResidualSprintEnvCfg()
+    assert (
+        RESIDUAL_RACE["forward_mps"],
+        RESIDUAL_RACE["forward_mps"],
+    ) == race_cfg.commands.base_velocity.ranges.lin_vel_x
+    assert race_cfg.actions.joint_pos.frequency_hz == RESIDUAL_RACE["gait_frequency_hz"] == 1.2
+    assert task_cfg.actions.joint_pos.frequency_hz is None  # the walking task keeps the gait's 0.88 Hz
     assert RESIDUAL_RACE["yaw_rate_limit_rads"] == ranges.ang_vel_z[1]
+    assert race_export_overrides("LinkageLab-Velocity-Flat-Marvin-Residual") == [
+        "env.actions.joint_pos.frequency_hz=1.2"
+    ]
+    prior = marvin_gait_prior(task_cfg.sim.dt * task_cfg.decimation)
+    fast = prior.with_frequency(RESIDUAL_RACE["gait_frequency_hz"])
+    stride = (RESIDUAL_RACE["forward_mps"] - prior.command_cfg.in_place_speed_mps) / fast.speed_per_stride_mps
+    assert 0.7 < stride <= prior.command_cfg.max_stride_scale  # trained strides: 0 to max_stride_scale (0.8)
+
+
+def test_a_race_refuses_a_bundle_whose_gait_steps_at_another_cadence():
+    """gait.onnx holds the cadence: the residual race's command on a bundle of the walking task's gait is an error
+    naming the export override; an explicit command races that bundle, and a matching bundle races as it is."""
+    from linkage_lab.robots.marvin.sim2sim import RESIDUAL_RACE
+    from linkage_lab.sim2sim.bundle import BundleError
+    from linkage_lab.sim2sim.runner import _sprint_setup
+
+    class Side:
+        def __init__(self, frequency):
+            self.gait_frequency_hz = frequency
+
+        def sprint_command(self, scripted):
+            return dict(RESIDUAL_RACE)
+
+    with pytest.raises(BundleError, match=r"env.actions.joint_pos.frequency_hz=1.2"):
+        _sprint_setup(Side(0.88), None, scripted=False)
+    command, hold = _sprint_setup(Side(0.88), (0.4, 0.0), scripted=False)
+    assert command.tolist() == [0.4, 0.0, 0.0] and hold["gain_per_s"] == RESIDUAL_RACE["heading_gain_per_s"]
+    command, hold = _sprint_setup(Side(1.2), None, scripted=False)
+    assert command.tolist() == [RESIDUAL_RACE["forward_mps"], 0.0, 0.0]
+    assert hold["lane_lookahead_m"] == RESIDUAL_RACE["lane_lookahead_m"]
 
 
 def test_closed_chain_sweep_rows_are_the_runs_it_made(limit_bundle, tmp_path):

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -162,6 +162,24 @@ class CommandedBipedGait(torch.nn.Module):
         )
         self.stride_ramp_time_s = float(command_cfg.stride_ramp_time_s or cfg.step_ramp_time_s or control_period_s)
         self.phase_step_rad = 2.0 * math.pi * cfg.frequency_hz * self.control_period_s
+
+    def with_frequency(self, frequency_hz: float) -> CommandedBipedGait:
+        """This prior stepping at ``frequency_hz`` (a new module; this one is unchanged).
+
+        The steps keep their length, so the speed a stride scale walks at scales with the cadence:
+        ``v_s`` becomes ``v_s f' / f`` (the measured or ideal ``2 S f`` alike); the drift ``v_0`` and
+        every other command parameter stay. A faster cadence thus maps a command onto a shorter stride.
+
+        Raises:
+            ValueError: ``frequency_hz`` not a positive number.
+        """
+        number = isinstance(frequency_hz, (int, float)) and not isinstance(frequency_hz, bool)
+        if not (number and math.isfinite(frequency_hz) and frequency_hz > 0.0):
+            raise ValueError(f"frequency_hz must be a positive number, got {frequency_hz!r}")
+        ratio = frequency_hz / self.gait.cfg.frequency_hz
+        gait = BipedGait(replace(self.gait.cfg, frequency_hz=float(frequency_hz)))
+        command_cfg = replace(self.command_cfg, speed_per_stride_mps=self.speed_per_stride_mps * ratio)
+        return CommandedBipedGait(gait, command_cfg, self.control_period_s, self.joint_names)
 
     def initial_state(self, num_envs: int, device: torch.device | str = "cpu") -> torch.Tensor:
         """The state after a reset: phase 0, stride 0, standing; ``(num_envs, 3)``."""

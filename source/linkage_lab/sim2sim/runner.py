@@ -69,8 +69,20 @@ def _sprint_setup(
 ) -> tuple[np.ndarray, dict[str, float] | None]:
     """The race's command and heading hold: the robot side's ``sprint_command(scripted)`` if it has one
     (the command of the sprint task that policy races on in Isaac Lab), else 0.5 m/s; an explicit
-    ``command`` sets the forward speed."""
+    ``command`` sets the forward speed.
+
+    Raises:
+        BundleError: The race steps its gait prior at another cadence than the bundle's ``gait.onnx``
+            (and no ``command`` says to race this bundle at a speed of its own).
+    """
     race = dict(getattr(io, "sprint_command", lambda scripted: {})(scripted))
+    cadence, own = race.get("gait_frequency_hz"), getattr(io, "gait_frequency_hz", None)
+    if command is None and not scripted and cadence is not None and own is not None and abs(cadence - own) > 1e-9:
+        raise BundleError(
+            f"the race steps the gait prior at {cadence:g} Hz, this bundle's gait.onnx at {own:g} Hz: export the "
+            f"race's bundle with the override env.actions.joint_pos.frequency_hz={cadence:g}, or race this one "
+            "at a speed of its own with --command VX"
+        )
     forward = float(command[0]) if command is not None else float(race.get("forward_mps", 0.5))
     hold = None
     if race.get("heading_gain_per_s"):

@@ -139,6 +139,7 @@ SPRINT_KEYS = ("success", "time", "distance_m", "average_speed_mps", "max_latera
 def _sprint_row(row: Row, folder: Path, bundle: Path, log: Path, isaac: bool) -> dict[str, Any]:
     """The row's 10 m race in Isaac Lab (``linkage-lab sprint``) and on the closed chain (``sim2sim --sprint``)."""
     from linkage_lab.sim2sim.runner import run_sim2sim
+    from linkage_lab.sprint.runner import race_export_overrides
 
     race_dir = folder / "isaac_sprint"
     metrics_file = race_dir / "metrics.json"
@@ -148,6 +149,11 @@ def _sprint_row(row: Row, folder: Path, bundle: Path, log: Path, isaac: bool) ->
         action_overrides = [o for o in row.overrides if not o.startswith("presets=")]
         _run([*race, "--force", *action_overrides], log)
     isaac_metrics = json.loads(metrics_file.read_text())
+    race_overrides = race_export_overrides(row.task)
+    if race_overrides:  # the race steps the gait prior at a cadence of its own: gait.onnx must hold it
+        bundle = folder / "race_bundle"
+        export = ["export", "--task", row.task, "--checkpoint", row.checkpoint, "--out", str(bundle), "--force"]
+        _run([*export, *row.overrides, *race_overrides], log)
     report = run_sim2sim(bundle, None, None, sprint=True, io_options=row.sim2sim_options or None)
     return {
         "ankle": row.sprint_ankle,

@@ -73,6 +73,28 @@ def policy_task_of(sprint_task: str) -> str:
     return gym.spec(sprint_task).kwargs.get("policy_task", sprint_task)
 
 
+def race_export_overrides(policy_task: str) -> list[str]:
+    """Overrides that make an export of ``policy_task`` the bundle its race runs on the robot.
+
+    A residual race may step the gait prior at a cadence of its own (``frequency_hz`` of the sprint
+    task's action term), which ``gait.onnx`` holds: exporting with these overrides writes that gait.
+    Empty when no sprint task races ``policy_task`` or its race keeps the task's gait.
+    """
+    from linkage_lab.runtime import resolve_configs
+    from linkage_lab.tasks.sprint import SPRINT_TASKS
+
+    for sprint_task in SPRINT_TASKS:
+        if policy_task_of(sprint_task) != policy_task:
+            continue
+        env_cfg, _ = resolve_configs(sprint_task, [], "cpu")
+        return [
+            f"env.actions.{name}.frequency_hz={term.frequency_hz}"
+            for name, term in vars(env_cfg.actions).items()
+            if getattr(term, "frequency_hz", None) is not None
+        ]
+    return []
+
+
 def race_task(policy_spec: str) -> str:
     """The sprint task a policy races on: the one built on the velocity task it was trained on.
 

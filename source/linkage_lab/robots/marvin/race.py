@@ -4,12 +4,14 @@ from __future__ import annotations
 
 #: Forward speed command a velocity policy races with (m/s).
 RACE_COMMAND_MPS = 0.5
-#: Forward speed command of the residual race (m/s): the speed of the residual task's acceptance at which the
-#: shipped policy steers its lane. At 0.5 m/s it turns at +0.114 / -0.080 rad/s for +-0.2 (0.4 m/s: +0.192 /
-#: -0.159) and finished 4 of 8 races (22.8-23.4 s; the other four left the lane at 3.4-7.5 m); at 0.4 m/s it
-#: finished 4 of 4 (27.7-28.4 s, at most 0.11 m off the centre). The policy shipped before finished 5 of 5 at
-#: 0.5 m/s and 3 of 4 at 0.6 (README, "Marvin").
-RESIDUAL_RACE_COMMAND_MPS = 0.4
+#: Forward speed command of the residual race (m/s), with the gait prior stepping at
+#: :data:`RESIDUAL_RACE_GAIT_FREQUENCY_HZ`. The prior's steps keep their length, so at that cadence 0.8 m/s asks
+#: for the stride scale 0.75, inside the 0-0.8 the policy trained on at the gait's own 0.88 Hz (0.8 m/s at
+#: 0.88 Hz would ask for more than the top stride and fell in 2 of 8 Isaac Lab episodes). The policy's speed
+#: command is above its training range (0-0.6 m/s); it was measured, not assumed, to follow it (README, "Marvin").
+RESIDUAL_RACE_COMMAND_MPS = 0.8
+#: The residual race's gait cadence (Hz; ``ResidualGaitActionCfg.frequency_hz``), against the gait's 0.88 Hz.
+RESIDUAL_RACE_GAIT_FREQUENCY_HZ = 1.2
 #: Yaw-rate command per radian of heading error in the residual race (1/s): 0.2 rad/s, the top of the
 #: residual task's yaw-rate range, at 0.4 rad (23°) off the heading target.
 HEADING_HOLD_GAIN_PER_S = 0.5

@@ -27,6 +27,7 @@ from linkage_lab.robots.marvin.race import (
     LANE_LOOKAHEAD_M,
     RACE_COMMAND_MPS,
     RESIDUAL_RACE_COMMAND_MPS,
+    RESIDUAL_RACE_GAIT_FREQUENCY_HZ,
 )
 from linkage_lab.sim2sim.bundle import Bundle, BundleError, BundlePolicy
 from linkage_lab.sim2sim.drive import MotorCommand
@@ -35,11 +36,12 @@ from linkage_lab.sim2sim.sensors import Sensors
 ANKLE_MODES = ("host_torque", "motor_pd")
 #: FK's last Newton step above this flags an estimate that did not converge (rad; the bridge's doc).
 FK_CONVERGED_RAD = 1e-6
-#: The residual sprint's command (``LinkageLab-Sprint-Marvin-Residual``): its forward speed, the top of the
-#: residual task's yaw-rate range (``tests/unit/test_sim2sim_runner.py`` checks them against the tasks), and
-#: the race's lane keeping.
+#: The residual sprint's command (``LinkageLab-Sprint-Marvin-Residual``): its forward speed, the gait cadence
+#: it races at, the top of the residual task's yaw-rate range (``tests/unit/test_sim2sim_runner.py`` checks them
+#: against the tasks), and the race's lane keeping.
 RESIDUAL_RACE = {
     "forward_mps": RESIDUAL_RACE_COMMAND_MPS,
+    "gait_frequency_hz": RESIDUAL_RACE_GAIT_FREQUENCY_HZ,
     "heading_gain_per_s": HEADING_HOLD_GAIN_PER_S,
     "yaw_rate_limit_rads": 0.2,
     "lane_lookahead_m": LANE_LOOKAHEAD_M,
@@ -153,6 +155,12 @@ class MarvinSim2SimIO:
         the plain sprint) races on in Isaac Lab."""
         residual = self.bundle.metadata.get("residual_gait") is not None and not scripted
         return dict(RESIDUAL_RACE if residual else PLAIN_RACE)
+
+    @property
+    def gait_frequency_hz(self) -> float | None:
+        """The cadence of the bundle's gait prior (``gait.onnx``, Hz); ``None`` without one."""
+        gait = self.bundle.metadata.get("residual_gait")
+        return None if gait is None else float(gait["frequency_hz"])
 
     def ankle_estimate(
         self, sensors: Sensors, side: str, update_guess: bool = True

@@ -47,6 +47,8 @@ class ResidualGaitAction(GuardedJointPositionAction):
             scales = residual_scales(self._joint_names, cfg.scale, cfg.scale_by_joint)
             self._scale = torch.tensor(scales, device=self.device).repeat(self.num_envs, 1)
         self.gait_prior: CommandedBipedGait = cfg.gait_factory(env.step_dt, list(self._joint_names))
+        if cfg.frequency_hz is not None:
+            self.gait_prior = self.gait_prior.with_frequency(cfg.frequency_hz)
         if cfg.turn_per_yaw_rate_s is not None:
             self.gait_prior.command_cfg = replace(
                 self.gait_prior.command_cfg, turn_per_yaw_rate_s=cfg.turn_per_yaw_rate_s
@@ -138,6 +140,9 @@ class ResidualGaitActionCfg(GuardedJointPositionActionCfg):
     turn_per_yaw_rate_s: float | None = None
     """The gait's hip-yaw turn per step per unit yaw-rate command (s; ``GaitCommandCfg.turn_per_yaw_rate_s``);
     None: the factory's. ``0.0``: a gait that does not turn on a yaw-rate command."""
+    frequency_hz: float | None = None
+    """The gait's step frequency (Hz; :meth:`CommandedBipedGait.with_frequency`: same step length, so the
+    speed per unit stride scales with it); None: the factory's."""
     scale_by_joint: dict[str, float] = {}
     """Residual scales (rad per unit action) replacing ``scale`` for some joints, keyed by a regular expression
     searched in the joint name: ``{hip_yaw: 0.03}`` matches both hip yaws and reads as the hydra override

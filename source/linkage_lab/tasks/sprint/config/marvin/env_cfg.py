@@ -18,6 +18,7 @@ from linkage_lab.robots.marvin.race import (
     LANE_LOOKAHEAD_M,
     RACE_COMMAND_MPS,
     RESIDUAL_RACE_COMMAND_MPS,
+    RESIDUAL_RACE_GAIT_FREQUENCY_HZ,
 )
 from linkage_lab.sprint.rules import SprintCfg, fall_threshold
 from linkage_lab.tasks.sprint import mdp as sprint_mdp
@@ -76,13 +77,14 @@ class MarvinSprintEnvCfg(MarvinFlatEnvCfg):
 @configclass
 class MarvinResidualSprintEnvCfg(MarvinResidualFlatEnvCfg):
     """``LinkageLab-Sprint-Marvin-Residual``: the race for residual-gait policies, commanded at
-    :data:`RESIDUAL_RACE_COMMAND_MPS` (the fastest speed of their acceptance), steered back to the lane's centre
-    line."""
+    :data:`RESIDUAL_RACE_COMMAND_MPS` with the gait prior stepping at :data:`RESIDUAL_RACE_GAIT_FREQUENCY_HZ`,
+    steered back to the lane's centre line."""
 
     def __post_init__(self):
         super().__post_init__()
         yaw_rate_range = self.commands.base_velocity.ranges.ang_vel_z
         apply_sprint_rules(self, RESIDUAL_RACE_COMMAND_MPS)
+        self.actions.joint_pos.frequency_hz = RESIDUAL_RACE_GAIT_FREQUENCY_HZ
         # Keep the lane: the yaw-rate command steers towards the lane's centre line (LANE_LOOKAHEAD_M
         # ahead) within the yaw rates the policy was trained on, as an operator steering a robot would.
         command = lane_keeping_cfg(self.commands.base_velocity, LANE_LOOKAHEAD_M)
