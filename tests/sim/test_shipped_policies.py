@@ -56,12 +56,13 @@ def test_shipped_policy_walks_at_its_command(task, tmp_path):
 
 
 def test_shipped_marvin_finishes_the_sprint_in_its_lane():
-    """The residual race with lane keeping: the shipped Marvin finishes 10 m inside its 1 m lane (four races
-    at 0.4 m/s measured 27.7-28.4 s, at most 0.11 m off the centre; the policy shipped before left the lane at
-    4.40 m with a heading hold alone)."""
+    """The residual race (0.8 m/s, the gait prior at 1.2 Hz) with lane keeping: the shipped Marvin finishes 10 m
+    inside its 1 m lane and inside 15.5 s (five races measured 13.98-14.46 s, at most 0.19 m off the centre;
+    the target is 15 s; the race at the gait's own 0.88 Hz and 0.4 m/s took 27.7-28.4 s)."""
     from linkage_lab.sprint.runner import run_race
 
     record = run_race("pretrained", "diamond", device="cpu", progress=False)
     metrics = record.metrics
     assert metrics["ended_reason"] == "finished", metrics
     assert metrics["max_lateral_offset_m"] < 0.35
+    assert metrics["time"] < 15.5, metrics
