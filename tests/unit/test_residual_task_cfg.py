@@ -112,7 +112,7 @@ def test_residual_sprint_holds_the_lane_heading_within_the_trained_yaw_rates():
     assert race.heading_command and race.rel_heading_envs == 1.0 and race.ranges.heading == (0.0, 0.0)
     assert race.ranges.ang_vel_z == trained.ranges.ang_vel_z == (-0.2, 0.2)
     assert race.heading_control_stiffness == HEADING_HOLD_GAIN_PER_S
-    assert race.ranges.lin_vel_x == (0.4, 0.4) and race.rel_standing_envs == 0.0
+    assert race.ranges.lin_vel_x == (0.8, 0.8) and race.rel_standing_envs == 0.0
     # The from-scratch race keeps a plain zero yaw-rate command.
     plain = MarvinSprintEnvCfg().commands.base_velocity
     assert not plain.heading_command and plain.ranges.ang_vel_z == (0.0, 0.0)
@@ -130,7 +130,7 @@ def test_residual_sprint_keeps_the_lane_with_every_trained_command_setting():
     for name in ("asset_name", "debug_vis"):
         assert getattr(race, name) == getattr(trained, name), name
     # The race's own settings survive the change of command class.
-    assert race.resampling_time_range == (90.0, 90.0) and race.ranges.lin_vel_x == (0.4, 0.4)
+    assert race.resampling_time_range == (90.0, 90.0) and race.ranges.lin_vel_x == (0.8, 0.8)
 
 
 def test_residual_runner_trains_on_the_mirror_loss():

@@ -148,8 +148,13 @@ def test_a_rows_race_runs_its_action_overrides_and_takes_the_ankle_from_the_row(
         out.mkdir(parents=True, exist_ok=True)
         (out / "metrics.json").write_text(json.dumps({"ended_reason": "finished", "time": 20.0}))
 
+    raced = []
     monkeypatch.setattr(transfer, "_run", fake_run)
-    monkeypatch.setattr(runner, "run_sim2sim", lambda *args, **kwargs: {"sprint": {"ended_reason": "fell"}})
+    monkeypatch.setattr(
+        runner,
+        "run_sim2sim",
+        lambda bundle, *args, **kwargs: raced.append(bundle) or {"sprint": {"ended_reason": "fell"}},
+    )
     row = Row(
         name="row",
         task="LinkageLab-Velocity-Flat-Marvin-Residual",
@@ -158,8 +163,13 @@ def test_a_rows_race_runs_its_action_overrides_and_takes_the_ankle_from_the_row(
         sprint_ankle="box",
     )
     result = transfer._sprint_row(row, tmp_path / "row", tmp_path / "bundle", tmp_path / "log", isaac=True)
+    # The residual race steps the gait at 1.2 Hz: the closed chain races a bundle exported at that cadence.
+    race_bundle = tmp_path / "row" / "race_bundle"
     assert calls == [
         ["sprint", "--policy", "c.pt", "--ankle", "box", "--out", str(tmp_path / "row" / "isaac_sprint"), "--force"]
-        + ["env.actions.joint_pos.turn_per_yaw_rate_s=0.0"]
+        + ["env.actions.joint_pos.turn_per_yaw_rate_s=0.0"],
+        ["export", "--task", row.task, "--checkpoint", "c.pt", "--out", str(race_bundle), "--force", *row.overrides]
+        + ["env.actions.joint_pos.frequency_hz=1.2"],
     ]
+    assert raced == [race_bundle]
     assert result["isaac_lab"]["ended_reason"] == "finished" and result["sim2sim"]["ended_reason"] == "fell"
