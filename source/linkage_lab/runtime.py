@@ -173,6 +173,9 @@ def check_override_paths(
         elif isinstance(node, int):
             ok = isinstance(value, int) and not isinstance(value, bool)
         elif isinstance(node, float):
+            if isinstance(value, str):  # YAML 1.1 reads 1e-5 (no dot) as text; hydra reads it as a float
+                with contextlib.suppress(ValueError):
+                    value = float(value)
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         else:
             ok = True

@@ -74,10 +74,13 @@ def test_overrides_reach_env_and_agent_configs():
     from linkage_lab.runtime import resolve_configs
 
     env_cfg, agent_cfg = resolve_configs(
-        "LinkageLab-Velocity-Flat-Limit", ["env.scene.num_envs=7", "agent.max_iterations=3"], "cpu"
+        "LinkageLab-Velocity-Flat-Limit",
+        ["env.scene.num_envs=7", "agent.max_iterations=3", "env.rewards.dof_torques_l2.weight=-1e-5"],
+        "cpu",
     )
     assert env_cfg.scene.num_envs == 7
     assert agent_cfg.max_iterations == 3
+    assert env_cfg.rewards.dof_torques_l2.weight == -1e-5  # exponent without a dot: a float, as hydra reads it
     assert env_cfg.sim.device == "cpu" and agent_cfg.device == "cpu"
 
 
@@ -107,6 +110,7 @@ def test_entry_point_registers_tasks():
     [
         ("env.scene.num_envs=abc", "expects int"),
         ("agent.max_iterations=1.5", "expects int"),
+        ("env.rewards.dof_torques_l2.weight=1e-5x", "expects float"),
         ("physics=nonexistent", "Unknown preset"),
         ("agent.no_such=1", "has no field"),
     ],
