@@ -128,9 +128,11 @@ def write_policy_onnx(runner: Any, path: Path, metadata: dict[str, Any]) -> Path
 
     import onnx
 
+    from linkage_lab.console import framework_output
     from linkage_lab.io import write_bytes_atomic
 
-    with tempfile.TemporaryDirectory() as scratch:
+    # torch's ONNX exporter warns about its own internals: the framework log's, not the console's.
+    with tempfile.TemporaryDirectory() as scratch, framework_output("export policy.onnx"):
         runner.export_policy_to_onnx(path=scratch, filename=POLICY_FILE)
         model = onnx.load(str(Path(scratch) / POLICY_FILE))
     onnx.helper.set_model_props(model, {key: json.dumps(value) for key, value in metadata.items()})
