@@ -61,19 +61,63 @@ def train_info(task: str, root: Path | None = None) -> dict[str, Any]:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
-def ship(task: str, checkpoint: Path, info: dict[str, Any], root: Path | None = None) -> Path:
-    """Copy ``checkpoint`` into ``policies/<task>/model.pt`` with its ``train.json``; returns the folder.
+#: The policy a ship replaced, inside the new policy's folder: ``policies/<task>/previous/``.
+PREVIOUS_DIR = "previous"
 
-    The copy is written beside the target and renamed into place, so a shipped model is never half
-    written. Evaluation files are added by the caller (they are produced from the shipped copy).
+
+def stage_policy(task: str, checkpoint: Path, info: dict[str, Any], root: Path | None = None) -> Path:
+    """A new hidden folder beside ``policies/<task>/`` holding ``model.pt`` (a copy of ``checkpoint``) and
+    ``train.json``; the evaluation files are added there too, then :func:`install_policy` swaps it in.
+
+    Nothing under ``policies/<task>/`` changes until then, so a refused or failed ship leaves the
+    shipped policy as it was (remove the folder with :func:`discard_staged`).
     """
+    import tempfile
+
     from linkage_lab.io import write_bytes_atomic, write_json_atomic
 
-    folder = Path(root or PRETRAINED_DIR) / task
-    folder.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomic(folder / MODEL_FILE, Path(checkpoint).read_bytes())
-    write_json_atomic(folder / TRAIN_INFO_FILE, info)
-    return folder
+    root = Path(root or PRETRAINED_DIR)
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{task}.", suffix=".staging", dir=root))
+    try:
+        write_bytes_atomic(staging / MODEL_FILE, Path(checkpoint).read_bytes())
+        write_json_atomic(staging / TRAIN_INFO_FILE, info)
+    except BaseException:
+        discard_staged(staging)
+        raise
+    return staging
+
+
+def install_policy(staging: Path, task: str, root: Path | None = None) -> Path:
+    """Make the staged folder ``policies/<task>/``; the policy it replaces moves whole to its ``previous/``.
+
+    Only one previous policy is kept (the one before it is dropped). Readers see the old folder or the
+    new one, never a mixture: the old folder is renamed aside, the staged one renamed into place, then
+    the old one moved into it.
+
+    Returns:
+        The policy folder.
+    """
+    import tempfile
+
+    root = Path(root or PRETRAINED_DIR)
+    final = root / task
+    staging.chmod(0o755)
+    if not final.exists():
+        staging.rename(final)
+        return final
+    aside = Path(tempfile.mkdtemp(prefix=f".{task}.", suffix=".old", dir=root))
+    aside.rmdir()
+    final.rename(aside)
+    staging.rename(final)
+    shutil.rmtree(aside / PREVIOUS_DIR, ignore_errors=True)
+    aside.rename(final / PREVIOUS_DIR)
+    return final
+
+
+def discard_staged(staging: Path) -> None:
+    """Remove a staged policy folder that will not be shipped."""
+    shutil.rmtree(staging, ignore_errors=True)
 
 
 def copy_file(source: Path, folder: Path) -> Path:

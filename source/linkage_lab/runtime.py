@@ -12,11 +12,14 @@ import functools
 import importlib
 import inspect
 import io
+import math
 import os
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+
+from linkage_lab.config_ranges import range_errors
 
 #: Hydra override grammar: ``key.path=value`` or a preset selector ``group=name`` (``+``/``~`` prefixes allowed).
 _OVERRIDE_RE = re.compile(r"^[+~]{0,2}[A-Za-z_][\w.\[\]-]*=.*$")
@@ -177,6 +180,8 @@ def check_override_paths(
                 with contextlib.suppress(ValueError):
                     value = float(value)
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if ok and not math.isfinite(value):
+                raise OverrideError(f"{token!r}: {walked} must be a finite number, got {raw_value!r}")
         else:
             ok = True
         if not ok:
@@ -254,6 +259,9 @@ def resolve_configs(task: str, overrides: Sequence[str] = (), device: str | None
     sys.stderr.write(report.getvalue())
     for path, function in functions.items():
         set_config_path({"env": env_cfg, "agent": agent_cfg}, path, function)
+    out_of_range = range_errors(env_cfg, agent_cfg, overrides)
+    if out_of_range:
+        raise OverrideError(out_of_range[0])
     device = check_device(pick_device(device))
     env_cfg.sim.device = device
     if agent_cfg is not None and not any(o.startswith("agent.device=") for o in overrides):

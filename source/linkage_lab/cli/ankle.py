@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
+
+from linkage_lab.arguments import finite_float
+from linkage_lab.io import strict_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument(
         "--demand",
         nargs=2,
-        type=float,
+        type=finite_float,
         default=(60.0, 30.0),
         metavar=("PITCH", "ROLL"),
         help="rod-force sizing demand in N·m, taken with all four signs (default: 60 30)",
@@ -30,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument(
         "--pose",
         nargs=2,
-        type=float,
+        type=finite_float,
         default=None,
         metavar=("PITCH", "ROLL"),
         help="pose of the torque diamond in deg, inside the joint range (default: the worst-transmission pose)",
@@ -74,7 +76,7 @@ def run_report(args: argparse.Namespace) -> int:
         written.append(ankle_plots.plot_torque_diamond(geometry, diamond, args.plot / "torque_diamond.png"))
 
     if args.json:
-        print(json.dumps(report))
+        print(strict_json(report, indent=None))
     else:
         print(ankle_report.format_report(report, diamond))
         for path in written:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
+
+from linkage_lab.io import strict_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -128,7 +129,7 @@ def _bench_env(args: argparse.Namespace, overrides: list[str]) -> int:
     if args.profile:
         return _profile_env(args, overrides)
     rows = run_variants(args.task, args.num_envs, variants, args.steps, args.warmup, args.rounds, not args.json)
-    print(json.dumps({"results": rows}, indent=2) if args.json else format_rows(rows))
+    print(strict_json({"results": rows}) if args.json else format_rows(rows))
     return 0
 
 
@@ -145,7 +146,7 @@ def _profile_env(args: argparse.Namespace, overrides: list[str]) -> int:
     except RuntimeError as exc:
         raise CliError(str(exc)) from exc
     json_path, png_path = write_results(rows, args.out or REPO_ROOT / "outputs" / "bench", f"profile_{args.task}")
-    print(json.dumps({"results": rows}, indent=2) if args.json else format_table(rows))
+    print(strict_json({"results": rows}) if args.json else format_table(rows))
     print(f"results: {json_path}\nchart: {png_path}")
     return 0
 
@@ -162,7 +163,7 @@ def _bench_physics(args: argparse.Namespace) -> int:
         raise CliError("--steps and --num-envs must be positive")
     rows = compare(args.task, args.num_envs, args.steps)
     out = write_json_atomic(REPO_ROOT / "outputs" / "bench" / f"physics_{args.task}.json", {"results": rows})
-    print(json.dumps({"results": rows}, indent=2) if args.json else format_comparison(rows))
+    print(strict_json({"results": rows}) if args.json else format_comparison(rows))
     print(f"results: {out}")
     return 0
 
@@ -192,7 +193,7 @@ def _bench_train(args: argparse.Namespace, overrides: list[str]) -> int:
         raise CliError(str(exc)) from exc
     json_path, png_path = write_results(result, args.out or REPO_ROOT / "outputs" / "bench")
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(strict_json(result))
         return 0
     print(format_table(result))
     print(f"results: {json_path}\nchart: {png_path}")
@@ -217,7 +218,7 @@ def _bench_video(args: argparse.Namespace) -> int:
         rows = run_video_bench(args.robot, args.frames, sizes)
     except (VideoError, RenderUnavailable, KeyError, FileNotFoundError) as exc:
         raise CliError(exc.args[0] if isinstance(exc, KeyError) else str(exc)) from exc
-    print(json.dumps({"results": rows}, indent=2) if args.json else format_rows(rows))
+    print(strict_json({"results": rows}) if args.json else format_rows(rows))
     return 0
 
 
@@ -225,5 +226,5 @@ def _bench_ankle(args: argparse.Namespace) -> int:
     from linkage_lab.analysis.ankle_bench import format_report, run
 
     result = run(num_ankles=args.num_ankles, repeats=args.repeats)
-    print(json.dumps(result, indent=2) if args.json else format_report(result))
+    print(strict_json(result) if args.json else format_report(result))
     return 0

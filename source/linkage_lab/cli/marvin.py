@@ -7,6 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from linkage_lab.arguments import finite_float
+from linkage_lab.io import strict_json
+
 #: Command-line flag → ``StepUpPoseCfg`` field; ``None`` defaults mean "keep the pose's value".
 _POSE_FLAGS = {
     "step_height": "step_height_m",
@@ -36,32 +39,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     pose = step_up.add_argument_group("pose")
-    pose.add_argument("--step-height", type=float, default=None, help="step rise in m (default: 0.18)")
+    pose.add_argument("--step-height", type=finite_float, default=None, help="step rise in m (default: 0.18)")
     pose.add_argument(
-        "--tread", type=float, default=None, help="trailing ankle behind the stance ankle, m (default: 0.28)"
+        "--tread", type=finite_float, default=None, help="trailing ankle behind the stance ankle, m (default: 0.28)"
     )
     pose.add_argument(
         "--stance-width",
-        type=float,
+        type=finite_float,
         default=None,
         help="lateral distance between the ankles in m (default: twice the hip offset)",
     )
     pose.add_argument(
         "--swing-clearance",
-        type=float,
+        type=finite_float,
         default=None,
         help="trailing foot above the lower floor in m (default: 0, touching)",
     )
-    pose.add_argument("--swing-knee", type=float, default=None, help="trailing knee bend in rad (default: 0, straight)")
+    pose.add_argument(
+        "--swing-knee", type=finite_float, default=None, help="trailing knee bend in rad (default: 0, straight)"
+    )
     pose.add_argument(
         "--com-margin",
-        type=float,
+        type=finite_float,
         default=None,
         help="distance the COM keeps inside the sole's edges in m (default: 0.02)",
     )
     pose.add_argument(
         "--max-ankle-pitch",
-        type=float,
+        type=finite_float,
         default=None,
         help="largest stance ankle dorsiflexion in rad (default: the joint limit)",
     )
@@ -127,5 +132,5 @@ def run_step_up(args: argparse.Namespace) -> int:
         result = step_up_check(cfg, preset=args.preset)
     except (TypeError, ValueError, StepUpPoseError, ConfigError, UnreachablePoseError) as exc:
         raise CliError(str(exc)) from exc
-    print(json.dumps(result) if args.json else format_step_up(result))
+    print(strict_json(result, indent=None) if args.json else format_step_up(result))
     return 0

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 import sys
+
+from linkage_lab.arguments import finite_float
+from linkage_lab.io import strict_json
 
 #: The preset of ``s3n table`` that is not a robot: the paper's leg (s3n.md §4).
 PAPER = "paper"
@@ -41,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     table.add_argument(
         "--preset", default=PAPER, help="parameter set: paper or a robot with an S3N config (default: paper)"
     )
-    table.add_argument("--alpha-deg", type=float, default=90.0, help="relative knee angle α in degrees")
+    table.add_argument("--alpha-deg", type=finite_float, default=90.0, help="relative knee angle α in degrees")
     table.add_argument("--json", action="store_true", help="print one JSON object")
     table.set_defaults(func=_table)
 
@@ -57,8 +59,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     validate.add_argument("--json", action="store_true", help="print one JSON object")
     validate.add_argument("--plot", metavar="DIR", help="write s3n_errors.png and s3n_inertia.png here")
-    validate.add_argument("--duration", type=float, default=None, help="chirp length in s (default 10)")
-    validate.add_argument("--dt", type=float, default=None, help="physics/PD step of all models in s (default 0.001)")
+    validate.add_argument("--duration", type=finite_float, default=None, help="chirp length in s (default 10)")
+    validate.add_argument(
+        "--dt", type=finite_float, default=None, help="physics/PD step of all models in s (default 0.001)"
+    )
     validate.add_argument(
         "--acceleration-estimate",
         choices=("previous", "torque_predicted"),
@@ -110,7 +114,7 @@ def inertia_table(preset: str, alpha_deg: float) -> dict:
 def _table(args: argparse.Namespace) -> int:
     result = inertia_table(args.preset, args.alpha_deg)
     if args.json:
-        print(json.dumps(result))
+        print(strict_json(result, indent=None))
         return 0
     note = " (placeholder motor values)" if args.preset != PAPER else ""
     print(f"S3N joint-space inertia, preset {args.preset}{note}, α = {args.alpha_deg:g}°  [kg·m²]")
@@ -150,7 +154,7 @@ def _validate(args: argparse.Namespace) -> int:
     if args.plot:
         plot_fidelity(result, cfg, args.plot)
     if args.json:
-        print(json.dumps(result.metrics))
+        print(strict_json(result.metrics, indent=None))
         return 0
     _print_report(result, cfg, args.plot)
     return 0
@@ -175,7 +179,7 @@ def _validate_isaac(args: argparse.Namespace) -> int:
         result = run_isaac_consistency(
             duration_s=args.duration, cfg=cfg, progress=lambda label: (bar.set_postfix_str(label), bar.update())
         )
-    print(json.dumps(result) if args.json else format_report(result))
+    print(strict_json(result, indent=None) if args.json else format_report(result))
     return 0 if result["passed"] else 1
 
 

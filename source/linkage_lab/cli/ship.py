@@ -20,7 +20,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "commit, wall time, iterations, env-steps/s), then evaluates the shipped copy: eval.json (the task's "
         "own commands) and sweep.json (fixed commands, with the acceptance targets), and for a robot with a "
         "closed-chain model the same sweep there (closed_chain_sweep.json: the exported bundle as the robot runs "
-        "it). Afterwards "
+        "it). The checkpoint is checked against the task (its run's task, its observation and action sizes) "
+        "before anything is written; the new folder is assembled aside and swapped in whole, and the policy it "
+        "replaces moves to policies/<task>/previous/. Exit status 3 when a sweep misses its targets (the policy "
+        "is shipped all the same). Afterwards "
         "--checkpoint pretrained names it in eval, export, sprint and train --resume.",
     )
     parser.add_argument("--task", required=True, help="task id, e.g. LinkageLab-Velocity-Flat-Limit")
@@ -40,58 +43,100 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _ship(args: argparse.Namespace, overrides: list[str]) -> int:
+    from linkage_lab.cli.exit_codes import verdict_exit
     from linkage_lab.cli.main import CliError
-    from linkage_lab.evaluation.evaluate import EvalRequest, evaluate
     from linkage_lab.evaluation.policies import read_checkpoint, resolve_checkpoint
-    from linkage_lab.evaluation.sweep import format_table, parse_case, run_sweep
-    from linkage_lab.pretrained import copy_file, pretrained_checkpoint, ship
+    from linkage_lab.evaluation.policy_check import check_checkpoint_sizes, checkpoint_sizes, task_sizes
+    from linkage_lab.evaluation.sweep import parse_case
+    from linkage_lab.pretrained import discard_staged, install_policy, stage_policy
     from linkage_lab.runtime import resolve_configs
 
     try:
         cases = [parse_case(c) for c in args.commands] if args.commands else None
     except ValueError as exc:
         raise CliError(str(exc)) from exc
-    _, agent_cfg = resolve_configs(args.task, overrides, args.device)
+    env_cfg, agent_cfg = resolve_configs(args.task, overrides, args.device)
     checkpoint = resolve_checkpoint(args.checkpoint, args.task, agent_cfg.experiment_name)
+    # The checkpoint is checked against the task before anything under policies/ is written: its run's task,
+    # then its actor's observation and action sizes against the task's config.
     state = read_checkpoint(checkpoint, args.task)
-    folder = ship(args.task, checkpoint, training_record(checkpoint, int(state.get("iter", -1))))
+    sizes = task_sizes(env_cfg, agent_cfg)
+    check_checkpoint_sizes(checkpoint, state, sizes, args.task)
+    if args.no_eval and (sizes is None or checkpoint_sizes(state)[0] is None):
+        raise CliError(
+            f"the sizes of {args.task} or of {checkpoint}'s actor cannot be read without building the env; "
+            "ship without --no-eval, so that the evaluation checks the policy before it is shipped"
+        )
+    staging = stage_policy(args.task, checkpoint, training_record(checkpoint, int(state.get("iter", -1))))
+    try:
+        passed = None if args.no_eval else _evaluate_staged(args, overrides, checkpoint, staging, cases)
+        folder = install_policy(staging, args.task)
+    except BaseException:
+        discard_staged(staging)
+        raise
     print(f"shipped {checkpoint} -> {folder}")
-    if args.no_eval:
-        return 0
-    shipped = pretrained_checkpoint(args.task)
+    if (folder / "previous").is_dir():
+        print(f"the policy it replaced: {folder / 'previous'}")
+    if passed is False:
+        print("verdict: missed (see the sweeps above); exit status 3")
+    return verdict_exit(passed)
+
+
+def _evaluate_staged(
+    args: argparse.Namespace, overrides: list[str], checkpoint: Path, staging: Path, cases: list[Any] | None
+) -> bool | None:
+    """Evaluate the staged ``model.pt`` and add its ``eval.json``, sweeps and curves to ``staging``.
+
+    A checkpoint that does not fit the task is refused here, when its networks are loaded, before
+    the staged folder is swapped in. Returns whether every sweep met its targets (``None``: no targets).
+    """
+    from linkage_lab.evaluation.evaluate import EvalRequest, evaluate
+    from linkage_lab.evaluation.sweep import format_table, run_sweep
+    from linkage_lab.io import write_json_atomic
+    from linkage_lab.pretrained import MODEL_FILE, PRETRAINED_DIR, copy_file
+
     request = EvalRequest(
         task=args.task,
-        checkpoint=shipped,
+        checkpoint=staging / MODEL_FILE,
         episodes=args.episodes,
         num_envs=args.num_envs,
         overrides=tuple(overrides),
         device=args.device,
-        out_dir=folder.parent.parent / "outputs" / "ship" / args.task,
+        out_dir=PRETRAINED_DIR.parent / "outputs" / "ship" / args.task,
         # These folders are ship's own working copies; the results that matter are copied next to the model.
         force=True,
     )
     eval_dir, report = evaluate(request)
-    copy_file(eval_dir / "eval.json", folder)
+    # The report names the model where it will be shipped, not the staging folder it was read from.
+    if isinstance(report.get("policy"), dict):
+        report["policy"]["path"] = str((PRETRAINED_DIR / args.task / MODEL_FILE).resolve())
+    write_json_atomic(staging / "eval.json", report)
     sweep_dir, sweep = run_sweep(replace(request, out_dir=eval_dir.parent / f"{args.task}-sweep"), cases)
-    copy_file(sweep_dir / "sweep.json", folder)
-    copy_file(sweep_dir / "sweep.png", folder)
+    copy_file(sweep_dir / "sweep.json", staging)
+    copy_file(sweep_dir / "sweep.png", staging)
     curves = Path(checkpoint).resolve().parent / "curves"
     for png in sorted(curves.glob("*.png")) if curves.is_dir() else ():
-        copy_file(png, folder / "curves")
+        copy_file(png, staging / "curves")
     print(format_table(sweep))
-    print(f"eval.json, sweep.json: {folder}")
+    verdicts = [sweep["summary"]["passed"]]
     if not args.no_closed_chain:
-        _closed_chain_sweep(request, eval_dir.parent / f"{args.task}-bundle", folder, cases)
-    return 0
+        verdicts.append(_closed_chain_sweep(request, eval_dir.parent / f"{args.task}-bundle", staging, cases))
+    if any(v is False for v in verdicts):
+        return False
+    return True if any(v is True for v in verdicts) else None
 
 
 #: The closed-chain sweep's files next to the shipped policy.
 CLOSED_CHAIN_SWEEP = "closed_chain_sweep.json"
 
 
-def _closed_chain_sweep(request: Any, bundle_dir: Path, folder: Path, cases: list[Any] | None) -> None:
+def _closed_chain_sweep(request: Any, bundle_dir: Path, folder: Path, cases: list[Any] | None) -> bool | None:
     """Export the shipped policy and run its task's acceptance on the robot's closed chain (``sim2sim --sweep``);
-    ship the result as ``closed_chain_sweep.json`` / ``.png``. Robots without a closed-chain model are skipped."""
+    ship the result as ``closed_chain_sweep.json`` / ``.png``. Robots without a closed-chain model are skipped.
+
+    Returns:
+        The sweep's verdict (``None``: no closed-chain model, or no targets).
+    """
     from linkage_lab.evaluation.sweep import SWEEP_PLOT, format_table
     from linkage_lab.export.bundle import export_bundle
     from linkage_lab.io import write_bytes_atomic
@@ -108,7 +153,7 @@ def _closed_chain_sweep(request: Any, bundle_dir: Path, folder: Path, cases: lis
     bundle = load_bundle(bundle_dir)
     if get_robot(bundle.robot).closed_chain is None:
         print(f"{bundle.robot} has no closed-chain model: no closed-chain sweep")
-        return
+        return None
     print(f"the same commands on {bundle.robot}'s closed chain (sim2sim, {SWEEP_EPISODES} runs each):", flush=True)
     sweep, reports = run_closed_chain_sweep(
         bundle, cases, episodes=SWEEP_EPISODES, on_case=lambda row: print(describe_case(row), flush=True)
@@ -118,7 +163,7 @@ def _closed_chain_sweep(request: Any, bundle_dir: Path, folder: Path, cases: lis
     write_bytes_atomic(folder / CLOSED_CHAIN_SWEEP, table.read_bytes())
     write_bytes_atomic(folder / CLOSED_CHAIN_SWEEP.replace(".json", ".png"), (table.parent / SWEEP_PLOT).read_bytes())
     print(format_table(sweep))
-    print(f"{CLOSED_CHAIN_SWEEP}: {folder}")
+    return sweep["summary"]["passed"]
 
 
 def training_record(checkpoint: Path, iteration: int) -> dict[str, Any]:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from linkage_lab.arguments import finite_float
 from linkage_lab.cli.video_option import add_video_argument
+from linkage_lab.io import strict_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="velocity command held for the run, m/s and rad/s (default 0.3,0; with --sprint the race's command)",
     )
     parser.add_argument(
-        "--duration", type=float, default=None, help="simulated seconds (default 10; --sprint: the race)"
+        "--duration", type=finite_float, default=None, help="simulated seconds (default 10; --sprint: the race)"
     )
     parser.add_argument(
         "--policy",
@@ -143,7 +144,7 @@ def _sim2sim(args: argparse.Namespace) -> int:
     except OutputWriteError as exc:
         failure, path = exc, None
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(strict_json(report))
     else:
         _print_summary(report, path)
     if failure is not None:
@@ -186,7 +187,7 @@ def _closed_chain_sweep(args: argparse.Namespace, bundle: Any) -> int:
     except OutputWriteError as exc:
         raise CliError(str(exc)) from None
     if args.json:
-        print(json.dumps(sweep, indent=2))
+        print(strict_json(sweep))
     else:
         print(format_table(sweep))
         print(f"report: {Path(out) / 'sweep.json'}")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from linkage_lab.cli.video_option import add_video_argument, video_recorder, write_video
+from linkage_lab.io import strict_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -72,7 +73,7 @@ def _sprint(args: argparse.Namespace, env_overrides: list[str] | None = None) ->
         failure = exc
         files = {} if exc.fallback is None else {p.name: p for p in sorted(exc.fallback.iterdir())}
     if args.json:
-        print(json.dumps(record.metrics, indent=2))
+        print(strict_json(record.metrics))
     else:
         _print_summary(record, args.ankle, files)
     write_video(recorder, args.video, progress=not args.json, stream=sys.stderr if args.json else None)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from linkage_lab.arguments import finite_float
 from linkage_lab.paths import REPO_ROOT
 
 DEFAULT_CONFIG = REPO_ROOT / "configs" / "experiments" / "transfer.yaml"
@@ -317,7 +318,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m linkage_lab.sim2sim.transfer", description=__doc__.split("\n")[0])
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="rows of the table (YAML)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
-    parser.add_argument("--duration", type=float, default=DURATION_S, help="simulated seconds of each sim2sim run")
+    parser.add_argument(
+        "--duration", type=finite_float, default=DURATION_S, help="simulated seconds of each sim2sim run"
+    )
     parser.add_argument(
         "--rows", nargs="*", default=None, help="only these rows (by name); the others keep their last results"
     )

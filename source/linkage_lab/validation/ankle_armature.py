@@ -24,7 +24,6 @@ Run ``python -m linkage_lab.validation.ankle_armature`` for the report.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -33,8 +32,10 @@ import torch
 
 from linkage_lab.analysis import pick_robot
 from linkage_lab.analysis.leg_run import LegRun, drive_loop
+from linkage_lab.arguments import finite_float
 from linkage_lab.dynamics.drive import LinkageDrive, LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3NCfg
+from linkage_lab.io import strict_json
 from linkage_lab.kinematics.transmission import Transmission
 from linkage_lab.validation.ankle_oracle import AnkleOracle, AnkleOracleCfg, SerialAnkle, ankle_parts
 
@@ -251,11 +252,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Print :func:`compare_armatures`'s report (``--json``: one object)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--duration", type=float, default=4.0, help="chirp length per pose (s)")
+    parser.add_argument("--duration", type=finite_float, default=4.0, help="chirp length per pose (s)")
     parser.add_argument("--robot", default=None, help="robot (default: the only one with an ankle drive)")
     args = parser.parse_args(argv)
     result = compare_armatures(args.duration, robot=args.robot)
-    print(json.dumps(result) if args.json else format_armature_report(result))
+    print(strict_json(result, indent=None) if args.json else format_armature_report(result))
     return 0
 
 

@@ -24,16 +24,17 @@ the only one with a leg task, the Limit).
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 
 from linkage_lab.analysis import pick_robot
+from linkage_lab.arguments import finite_float
 from linkage_lab.dynamics.drive import LinkageDrive, LinkageDriveCfg
 from linkage_lab.dynamics.s3n import two_link_inertia
 from linkage_lab.dynamics.serial_leg import LegBody, full_mass_matrix
+from linkage_lab.io import strict_json
 from linkage_lab.kinematics.transmission import parallelogram_leg
 from linkage_lab.validation.stance_leg import RigCfg, SerialRigLeg
 
@@ -269,11 +270,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Print the rig experiment (RMSE vs the oracle) and the jump ratios; ``--json`` for one object."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--duration", type=float, default=4.0, help="chirp length (s)")
+    parser.add_argument("--duration", type=finite_float, default=4.0, help="chirp length (s)")
     parser.add_argument("--robot", default=None, help="robot (default: the only one with a leg task)")
     args = parser.parse_args(argv)
     report = run_contact_experiment(duration_s=args.duration, robot=args.robot)
-    print(json.dumps(report) if args.json else format_contact_report(report))
+    print(strict_json(report, indent=None) if args.json else format_contact_report(report))
     return 0
 
 

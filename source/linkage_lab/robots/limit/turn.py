@@ -13,9 +13,10 @@ Run ``python -m linkage_lab.robots.limit.turn [--pairs VL,VR ...]``.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from collections.abc import Sequence
+
+from linkage_lab.io import strict_json
 
 TASK = "LinkageLab-Velocity-Flat-Limit"
 #: ``(v_left, v_right)`` stride speeds (m/s): a spin on the spot, and two curved walks.
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         pairs = tuple(tuple(float(v) for v in text.split(",")) for text in args.pairs)
     rows = differential_trot(pairs)
     if args.json:
-        print(json.dumps({"results": rows}, indent=2))
+        print(strict_json({"results": rows}))
         return 0
     print(f"{'v_left':>7s} {'v_right':>8s} {'yaw rate':>9s} {'no-slip':>8s} {'forward':>8s}")
     for row in rows:

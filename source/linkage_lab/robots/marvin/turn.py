@@ -12,8 +12,10 @@ Run ``python -m linkage_lab.robots.marvin.turn [--gain 0.5] [--forward 0.4] [--y
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
+
+from linkage_lab.arguments import finite_float
+from linkage_lab.io import strict_json
 
 TASK = "LinkageLab-Velocity-Flat-Marvin-Residual"
 #: Envs per yaw-rate command.
@@ -74,8 +76,8 @@ def turn_rates(gain_s: float, forward_mps: float, yaw_rates: Sequence[float], du
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--gain", type=float, default=0.5, help="k_ω, hip-yaw turn per yaw-rate command (s)")
-    parser.add_argument("--forward", type=float, default=0.4, help="forward command (m/s)")
+    parser.add_argument("--gain", type=finite_float, default=0.5, help="k_ω, hip-yaw turn per yaw-rate command (s)")
+    parser.add_argument("--forward", type=finite_float, default=0.4, help="forward command (m/s)")
     parser.add_argument("--yaw-rates", default="-0.2,0,0.2", help="comma-separated yaw-rate commands (rad/s)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = parser.parse_args(argv)
@@ -85,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--yaw-rates: expected comma-separated numbers, got {args.yaw_rates!r}")
     rows = turn_rates(args.gain, args.forward, yaw_rates)
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(strict_json(rows))
         return 0
     for row in rows:
         gain = "-" if row["gain"] is None else f"{row['gain']:.2f}x"
