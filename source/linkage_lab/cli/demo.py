@@ -18,7 +18,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "demo",
         help=(
             "the main job: assets -> scripted sprint -> PPO training of a walking Limit -> evaluation at a fixed "
-            "command with video -> export -> the shipped Marvin policy (configs/experiments/demo.yaml)"
+            "command with video -> export -> the shipped Marvin policy (configs/experiments/demo.yaml); "
+            "exit status 3 when a policy does not walk as commanded"
         ),
     )
     parser.add_argument(
@@ -48,6 +49,7 @@ def walks(report: dict[str, Any], command_mps: float, tolerance_mps: float) -> b
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from linkage_lab.cli.exit_codes import MISSED, verdict_exit
     from linkage_lab.description.build import build_robot, buildable_robots
     from linkage_lab.paths import REPO_ROOT
     from linkage_lab.training import train
@@ -96,11 +98,13 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"  training curves:             {result.log_dir / 'curves'}")
     print(f"  checkpoint:                  {result.checkpoint}")
     print(f"  hardware bundle:             {bundle.out_dir}")
-    _print_eval(f"{task} (trained here)", trained, command, float(evaluation.get("tolerance_mps", 0.05)))
+    walked = [_print_eval(f"{task} (trained here)", trained, command, float(evaluation.get("tolerance_mps", 0.05)))]
     for (name, report, folder, target), entry in zip(shipped_reports, shipped):
         tolerance = float(entry.get("tolerance_mps", evaluation.get("tolerance_mps", 0.05)))
-        _print_eval(f"{name} (shipped)", (report, folder), target, tolerance)
-    return 0
+        walked.append(_print_eval(f"{name} (shipped)", (report, folder), target, tolerance))
+    if not all(walked):
+        print(f"verdict: missed (a policy does not walk as commanded); exit status {MISSED}")
+    return verdict_exit(all(walked))
 
 
 def _sprint(ankle: str, folder: Path) -> dict[str, Path]:
@@ -170,14 +174,16 @@ def _shipped(
     return task, report, folder, command
 
 
-def _print_eval(name: str, result: tuple[dict[str, Any], Path], command_mps: float, tolerance_mps: float) -> None:
+def _print_eval(name: str, result: tuple[dict[str, Any], Path], command_mps: float, tolerance_mps: float) -> bool:
+    """Print one policy's evaluation and whether it walks as commanded (:func:`walks`); returns that verdict."""
     report, folder = result
     tracking = report.get("tracking") or {}
 
     def num(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.3f}"
 
-    verdict = "walks" if walks(report, command_mps, tolerance_mps) else "does NOT walk as commanded"
+    walked = walks(report, command_mps, tolerance_mps)
+    verdict = "walks" if walked else "does NOT walk as commanded"
     print(f"  {name}: {verdict}")
     print(
         f"    command {command_mps:.2f} m/s: forward speed {num(tracking.get('mean_forward_speed_mps'))} m/s, "
@@ -185,3 +191,4 @@ def _print_eval(name: str, result: tuple[dict[str, Any], Path], command_mps: flo
         f"in {report.get('episodes')} episodes"
     )
     print(f"    {folder / 'eval.json'}" + ("" if not folder.with_suffix(".mp4").exists() else f", {folder}.mp4"))
+    return walked

@@ -54,7 +54,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--sweep",
         action="store_true",
-        help="evaluate once per fixed command (the acceptance sweep) and write DIR/sweep.json with the targets",
+        help="evaluate once per fixed command (the acceptance sweep) and write DIR/sweep.json with the targets; "
+        "exit status 3 when it misses a target",
     )
     add_command_cases_argument(parser, "--sweep")
     add_video_argument(parser)
@@ -78,10 +79,11 @@ _REQUEST_FIELDS = {"task", "checkpoint", "onnx", "force", "func", "accepts_overr
 
 
 def _eval(args: argparse.Namespace, overrides: list[str]) -> int:
+    from linkage_lab.cli.exit_codes import MISSED, verdict_exit
     from linkage_lab.cli.main import CliError
     from linkage_lab.evaluation.evaluate import EVAL_COMMAND, EvalRequest, default_out_dir, evaluate
     from linkage_lab.evaluation.policies import POLICY_LOADERS
-    from linkage_lab.evaluation.sweep import format_table, parse_case, run_sweep, task_acceptance
+    from linkage_lab.evaluation.sweep import SWEEP_COMMAND, format_table, parse_case, run_sweep, task_acceptance
     from linkage_lab.outputs import check_output_dir
 
     policy = args.policy or ("checkpoint" if args.checkpoint else "onnx" if args.onnx else None)
@@ -128,12 +130,13 @@ def _eval(args: argparse.Namespace, overrides: list[str]) -> int:
         if args.out is None:
             request = replace(request, out_dir=_default_sweep_dir(request))
         cases = cases or list(task_acceptance(args.task).cases)
-        for case in cases:
-            check_output_dir(Path(request.out_dir) / case.name, EVAL_COMMAND, args.force)
+        check_output_dir(request.out_dir, SWEEP_COMMAND, args.force)
         out_dir, sweep = run_sweep(request, cases)
         print(format_table(sweep))
         print(f"report: {out_dir / 'sweep.json'}")
-        return 0
+        if sweep["summary"]["passed"] is False:
+            print(f"verdict: missed; exit status {MISSED}")
+        return verdict_exit(sweep["summary"]["passed"])
     check_output_dir(default_out_dir(request), EVAL_COMMAND, args.force)
     out_dir, report = evaluate(request)
     print(format_summary(report))

@@ -47,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="the bundle task's acceptance sweep on the closed chain: --episodes runs per fixed command (--duration "
         "each, default 20 s), pooled and judged by the task's targets; writes <out>/sweep.json (eval --sweep's "
-        "layout), sweep.png and <out>/<case>/<run>/sim2sim.json",
+        "layout), sweep.png and <out>/<case>/<run>/sim2sim.json; exit status 3 when it misses a target",
     )
     parser.add_argument(
         "--episodes",
@@ -153,6 +153,7 @@ def _sim2sim(args: argparse.Namespace) -> int:
 
 
 def _closed_chain_sweep(args: argparse.Namespace, bundle: Any) -> int:
+    from linkage_lab.cli.exit_codes import MISSED, verdict_exit
     from linkage_lab.cli.main import CliError
     from linkage_lab.evaluation.sweep import format_table
     from linkage_lab.outputs import OutputWriteError, check_output_dir, write_output
@@ -191,7 +192,9 @@ def _closed_chain_sweep(args: argparse.Namespace, bundle: Any) -> int:
     else:
         print(format_table(sweep))
         print(f"report: {Path(out) / 'sweep.json'}")
-    return 0
+    if sweep["summary"]["passed"] is False:
+        print(f"verdict: missed; exit status {MISSED}", file=sys.stderr if args.json else sys.stdout)
+    return verdict_exit(sweep["summary"]["passed"])
 
 
 def _print_summary(report: dict[str, Any], path: Path | None) -> None:

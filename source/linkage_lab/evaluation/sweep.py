@@ -18,6 +18,8 @@ from typing import Any
 #: Version of the ``sweep.json`` layout.
 SWEEP_SCHEMA_VERSION = 1
 SWEEP_FILE = "sweep.json"
+#: The command named in an ``eval --sweep`` folder's manifest (:mod:`linkage_lab.outputs`).
+SWEEP_COMMAND = "eval --sweep"
 
 
 @dataclass(frozen=True)
@@ -251,19 +253,23 @@ def run_sweep(
     from dataclasses import replace
 
     from linkage_lab.evaluation.evaluate import default_out_dir, evaluate
+    from linkage_lab.outputs import check_output_dir, staged_directory
 
     acceptance = task_acceptance(request.task)
     cases = acceptance.cases if cases is None else cases
     targets = acceptance.targets if targets is None else targets
-    out_dir = default_out_dir(request)
+    out_dir = check_output_dir(default_out_dir(request), SWEEP_COMMAND, request.force)
     base = [o for o in request.overrides if not o.startswith("env.commands.base_velocity.")]
     rows = []
-    for case in cases:
-        case_request = replace(request, overrides=(*base, *case.overrides()), out_dir=out_dir / case.name)
-        _, report = evaluate(case_request)
-        rows.append(case_result(case, report, targets))
-    sweep = sweep_document(request.task, rows, targets, base, request.episodes, request.num_envs)
-    write_sweep(out_dir, sweep)
+    # The whole sweep (its cases' eval outputs, the table and the plot) is assembled aside and swapped in,
+    # under the same rules as every output folder: new, empty, or a previous sweep replaced with --force.
+    with staged_directory(out_dir, SWEEP_COMMAND, request.force) as staging:
+        for case in cases:
+            case_request = replace(request, overrides=(*base, *case.overrides()), out_dir=staging / case.name)
+            _, report = evaluate(case_request)
+            rows.append(case_result(case, report, targets))
+        sweep = sweep_document(request.task, rows, targets, base, request.episodes, request.num_envs)
+        write_sweep(staging, sweep)
     return out_dir, sweep
 
 
