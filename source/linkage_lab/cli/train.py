@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from linkage_lab.training import TrainResult
 
+from linkage_lab.cli.exit_codes import INTERRUPTED, TERMINATED
+
 #: Exit status of a run stopped by Ctrl-C (128 + SIGINT), as shells report it.
-INTERRUPTED_EXIT = 130
+INTERRUPTED_EXIT = INTERRUPTED
+#: Exit status of a run stopped by SIGTERM (128 + SIGTERM).
+TERMINATED_EXIT = TERMINATED
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,7 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="train a task with rsl-rl PPO (GPU if present, else CPU); Ctrl-C saves, --resume continues",
         description="Trailing key=value tokens are hydra overrides, e.g. env.scene.num_envs=32 "
         "agent.max_iterations=5 physics=newton_mjwarp. Ctrl-C saves the last finished iteration and "
-        "exits with status 130; --resume continues the run.",
+        "exits with status 130, SIGTERM (timeout, docker stop, job schedulers) the same with status 143; "
+        "--resume continues the run, its TensorBoard curves cut back to the checkpoint it continues from.",
     )
     parser.add_argument("--task", required=True, help="task id, e.g. LinkageLab-Velocity-Flat-Limit")
     parser.add_argument("--device", default=None, help="cpu, cuda:0, ... (default: picked automatically)")
@@ -68,24 +74,30 @@ def _train(args: argparse.Namespace, overrides: list[str]) -> int:
         TrainingInterrupted,
         train,
     )
+    from linkage_lab.training.loop import stop_signum, terminate_raises
 
     try:
-        result = train(
-            args.task,
-            overrides,
-            args.device,
-            args.num_envs,
-            args.max_iterations,
-            args.seed,
-            resume=args.resume,
-            checkpoint=args.checkpoint,
-            workers=args.workers,
-        )
+        with terminate_raises():  # SIGTERM stops the run as Ctrl-C does: the last finished iteration is saved
+            result = train(
+                args.task,
+                overrides,
+                args.device,
+                args.num_envs,
+                args.max_iterations,
+                args.seed,
+                resume=args.resume,
+                checkpoint=args.checkpoint,
+                workers=args.workers,
+            )
     except (UnknownTaskError, OverrideError, TrainingConfigError, ResumeError, CheckpointError, RunBusyError) as exc:
         raise CliError(str(exc)) from exc
     except TrainingInterrupted as stop:
-        _report_interrupt(stop.result, args.task)
-        return INTERRUPTED_EXIT
+        _report_interrupt(stop.result, args.task, signal.Signals(stop.signum).name)
+        return TERMINATED_EXIT if stop.signum == signal.SIGTERM else INTERRUPTED_EXIT
+    except KeyboardInterrupt as stop:  # before the run existed: nothing to save
+        signum = stop_signum(stop)
+        print(f"training stopped ({signal.Signals(signum).name}) before it started: nothing saved", file=sys.stderr)
+        return TERMINATED_EXIT if signum == signal.SIGTERM else INTERRUPTED_EXIT
     print(
         f"training finished in {result.wall_time_s:.0f} s (iterations {result.first_iteration}-{result.last_iteration})"
     )
@@ -94,9 +106,9 @@ def _train(args: argparse.Namespace, overrides: list[str]) -> int:
     return 0
 
 
-def _report_interrupt(result: TrainResult, task: str) -> None:
+def _report_interrupt(result: TrainResult, task: str, signal_name: str = "SIGINT") -> None:
     """Say where the interrupted run is and how to continue it (on stderr: it is not a normal end)."""
-    lines = [f"training interrupted after {result.wall_time_s:.0f} s"]
+    lines = [f"training interrupted ({signal_name}) after {result.wall_time_s:.0f} s"]
     if result.checkpoint is None:
         lines.append(
             "no iteration had finished: nothing was saved"

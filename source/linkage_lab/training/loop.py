@@ -1,4 +1,4 @@
-"""rsl-rl's learning loop, made interruptible: Ctrl-C saves the last finished iteration, then stops.
+"""rsl-rl's learning loop, made interruptible: Ctrl-C or SIGTERM saves the last finished iteration, then stops.
 
 rsl-rl's ``OnPolicyRunner.learn`` saves every ``save_interval`` iterations and at its end; a
 ``KeyboardInterrupt`` in between loses every iteration since the last save. :func:`run_learning`
@@ -7,6 +7,7 @@ runs ``learn`` so that a Ctrl-C stops it at the next safe point: after the env s
 is being updated or a checkpoint written, once that ends (so the saved networks and optimiser are
 one iteration's, and no checkpoint is half written). The last finished iteration is then saved
 as ``model_<it>.pt``. A second Ctrl-C outside an update or a save stops at once (a stuck step).
+SIGTERM (what ``timeout``, ``docker stop`` and job schedulers send) is handled the same way.
 """
 
 from __future__ import annotations
@@ -34,51 +35,94 @@ class LearnOutcome:
         first_iteration: The iteration the session started at.
         last_iteration: The last iteration it finished; ``None`` when it finished none.
         checkpoint: The checkpoint of ``last_iteration``; ``None`` when it finished none.
-        interrupted: Stopped by Ctrl-C (SIGINT) before its last planned iteration.
+        interrupted: Stopped by Ctrl-C (SIGINT) or SIGTERM before its last planned iteration.
+        signum: The signal that stopped it (``None`` when not interrupted).
     """
 
     first_iteration: int
     last_iteration: int | None
     checkpoint: Path | None
     interrupted: bool
+    signum: int | None = None
+
+
+#: The signals that stop a learning session at its next safe point.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class StopSignal(KeyboardInterrupt):
+    """A stop asked for by a signal, raised where Python would raise ``KeyboardInterrupt`` for Ctrl-C.
+
+    Attributes:
+        signum: ``signal.SIGINT`` or ``signal.SIGTERM``.
+    """
+
+    def __init__(self, signum: int = signal.SIGINT):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = int(signum)
+
+
+def stop_signum(exc: BaseException) -> int:
+    """The signal behind a ``KeyboardInterrupt`` (a plain one is Ctrl-C's SIGINT)."""
+    return int(getattr(exc, "signum", signal.SIGINT))
+
+
+@contextlib.contextmanager
+def terminate_raises() -> Iterator[None]:
+    """For the block, SIGTERM raises :class:`StopSignal` as Ctrl-C raises ``KeyboardInterrupt``, so the
+    same clean-up runs for both (a no-op outside the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handle(signum: int, frame: Any) -> None:
+        raise StopSignal(signum)
+
+    previous = signal.signal(signal.SIGTERM, handle)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class InterruptGuard:
-    """A SIGINT handler that stops a learning session at safe points.
+    """A SIGINT and SIGTERM handler that stops a learning session at safe points.
 
-    A Ctrl-C is remembered; :meth:`check` (called between env steps) raises it as
-    ``KeyboardInterrupt``, and so does the end of the outermost :meth:`critical` block. A second
-    Ctrl-C while one is pending raises at once, except inside a critical block. Outside the main
-    thread (where Python cannot install signal handlers) it changes nothing.
+    A Ctrl-C (or SIGTERM) is remembered; :meth:`check` (called between env steps) raises it as
+    :class:`StopSignal` (a ``KeyboardInterrupt``), and so does the end of the outermost :meth:`critical`
+    block. A second signal while one is pending raises at once, except inside a critical block. Outside
+    the main thread (where Python cannot install signal handlers) it changes nothing.
     """
 
     def __init__(self) -> None:
         self._depth = 0
-        self._pending = False
+        self._pending: int | None = None
 
     def _handle(self, signum: int, frame: Any) -> None:
-        if self._pending and not self._depth:
-            self._pending = False
-            raise KeyboardInterrupt
-        self._pending = True
+        if self._pending is not None and not self._depth:
+            self._pending = None
+            raise StopSignal(signum)
+        # SIGTERM outranks a pending Ctrl-C: the exit status then says the process was terminated.
+        self._pending = signum if self._pending is None or signum == signal.SIGTERM else self._pending
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
-        """Install the handler for the block; the previous handler is restored after it."""
+        """Install the handler for the block; the previous handlers are restored after it."""
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        previous = signal.signal(signal.SIGINT, self._handle)
+        previous = {signum: signal.signal(signum, self._handle) for signum in STOP_SIGNALS}
         try:
             yield
         finally:
-            signal.signal(signal.SIGINT, previous)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
 
     def check(self) -> None:
-        """Raise a pending Ctrl-C as ``KeyboardInterrupt`` (a no-op inside a critical block)."""
-        if self._pending and not self._depth:
-            self._pending = False
-            raise KeyboardInterrupt
+        """Raise a pending signal as :class:`StopSignal` (a no-op inside a critical block)."""
+        if self._pending is not None and not self._depth:
+            signum, self._pending = self._pending, None
+            raise StopSignal(signum)
 
     @contextlib.contextmanager
     def critical(self) -> Iterator[None]:
@@ -94,7 +138,7 @@ class InterruptGuard:
 def run_learning(runner: Any, run_dir: Path, iterations: int, init_at_random_ep_len: bool = False) -> LearnOutcome:
     """Run ``runner.learn`` for ``iterations`` iterations from ``runner.current_learning_iteration``.
 
-    Checkpoints are written atomically into ``run_dir``; on Ctrl-C the last finished iteration is
+    Checkpoints are written atomically into ``run_dir``; on Ctrl-C or SIGTERM the last finished iteration is
     saved (``model_<it>.pt``) and the outcome says ``interrupted``. The runner's TensorBoard writer
     is closed at the end, so the events of a stopped run are on disk.
 
@@ -105,8 +149,8 @@ def run_learning(runner: Any, run_dir: Path, iterations: int, init_at_random_ep_
         init_at_random_ep_len: Start episodes at random lengths (rsl-rl's exploration option).
 
     Returns:
-        The :class:`LearnOutcome`. A second Ctrl-C while the last checkpoint is written is held
-        until the file is complete, then raised as ``KeyboardInterrupt``.
+        The :class:`LearnOutcome`. A second Ctrl-C (or SIGTERM) while the last checkpoint is written is
+        held until the file is complete, then raised as :class:`StopSignal`.
     """
     first = int(runner.current_learning_iteration)
     guard = InterruptGuard()
@@ -137,14 +181,16 @@ def run_learning(runner: Any, run_dir: Path, iterations: int, init_at_random_ep_
     runner.env.step = checked_step
     progress = _install_progress(runner)
     interrupted = False
+    signum = None
     try:
         with guard.installed():
             try:
                 # rsl-rl prints a 40-line block per iteration: the framework log's; the console gets one line.
                 with framework_output(f"train {run_dir}"):
                     runner.learn(num_learning_iterations=iterations, init_at_random_ep_len=init_at_random_ep_len)
-            except KeyboardInterrupt:
+            except KeyboardInterrupt as exc:
                 interrupted = True
+                signum = stop_signum(exc)
             last = first + finished - 1 if finished else None
             checkpoint = None
             if last is not None:
@@ -157,7 +203,7 @@ def run_learning(runner: Any, run_dir: Path, iterations: int, init_at_random_ep_
         if progress:
             del runner.logger.log
         _close_writer(runner, interrupted)
-    return LearnOutcome(first, last, checkpoint, interrupted)
+    return LearnOutcome(first, last, checkpoint, interrupted, signum)
 
 
 #: Console progress: a line every this many iterations (and the first and last of a session).

@@ -126,7 +126,10 @@ class _Buffers:
 
 def _worker_main(rank: int, spec: WorkerSpec, conn: Any) -> None:
     """A worker's loop: build the env, answer the learner's commands until ``close``."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the learner's to handle; it closes the workers
+    # Ctrl-C and SIGTERM are the learner's to handle (it saves, then closes the workers); a worker whose
+    # learner is gone ends on its closed pipe.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 

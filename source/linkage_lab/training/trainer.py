@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,7 +21,8 @@ from typing import Any
 from linkage_lab.paths import LOG_DIR
 from linkage_lab.training.checkpoints import TRAINING_KEYS, CheckpointError, load_checkpoint, restore_runner
 from linkage_lab.training.errors import TrainingConfigError
-from linkage_lab.training.loop import LearnOutcome, run_learning
+from linkage_lab.training.events import cut_events
+from linkage_lab.training.loop import LearnOutcome, run_learning, stop_signum
 from linkage_lab.training.resume import ResumePoint, resolve_resume
 from linkage_lab.training.runs import (
     create_run_dir,
@@ -61,11 +63,17 @@ class TrainResult:
 
 
 class TrainingInterrupted(KeyboardInterrupt):
-    """Ctrl-C stopped the training; :attr:`result` says what was saved and where."""
+    """Ctrl-C or SIGTERM stopped the training; :attr:`result` says what was saved and where.
 
-    def __init__(self, result: TrainResult):
+    Attributes:
+        result: What the run holds now.
+        signum: The signal that stopped it (``signal.SIGINT`` or ``signal.SIGTERM``).
+    """
+
+    def __init__(self, result: TrainResult, signum: int = signal.SIGINT):
         super().__init__("training interrupted")
         self.result = result
+        self.signum = int(signum)
 
 
 def reject_ignored_keys(overrides: list[str]) -> None:
@@ -143,7 +151,7 @@ def train(
     each); a continued run keeps its count unless given.
 
     Raises:
-        TrainingInterrupted: Ctrl-C; the last finished iteration is saved (see its ``result``).
+        TrainingInterrupted: Ctrl-C or SIGTERM; the last finished iteration is saved (see its ``result``).
         TrainingConfigError, ResumeError, CheckpointError, RunBusyError, UnknownTaskError,
             OverrideError: Bad requests, all before the simulation is built.
     """
@@ -189,6 +197,14 @@ def train(
                 if point.run_dir is not None:
                     held.enter_context(run_lock(point.run_dir))
                     made["run_dir"] = point.run_dir
+                    # Events a killed session logged after its newest checkpoint would be drawn twice.
+                    dropped = cut_events(point.run_dir, first - 1)
+                    if dropped:
+                        print(
+                            f"[linkage-lab] removed {dropped} TensorBoard events past iteration {first - 1} "
+                            f"({point.checkpoint.name}): the curves continue from the checkpoint",
+                            flush=True,
+                        )
                 print(f"[linkage-lab] {point.note}", flush=True)
 
             def prepare(cfg: Any) -> None:
@@ -233,7 +249,7 @@ def train(
         stopped = isinstance(exc, KeyboardInterrupt)
         run_dir = _end_run(made, record, session, "interrupted" if stopped else "failed")
         if stopped:
-            raise TrainingInterrupted(_result(run_dir, start, first, None, True, point)) from None
+            raise TrainingInterrupted(_result(run_dir, start, first, None, True, point), stop_signum(exc)) from None
         raise
     status = "interrupted" if outcome.interrupted else "finished"
     run_dir = _end_run(made, record, session, status, outcome.last_iteration)
@@ -241,7 +257,7 @@ def train(
         _write_curves(run_dir)
     result = _result(run_dir, start, first, outcome.last_iteration, outcome.interrupted, point)
     if outcome.interrupted:
-        raise TrainingInterrupted(result)
+        raise TrainingInterrupted(result, outcome.signum or signal.SIGINT)
     return result
 
 
