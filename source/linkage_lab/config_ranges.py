@@ -46,7 +46,9 @@ def _at_least_one(value: float) -> bool:
     return float(value).is_integer() and value >= 1
 
 
-#: The fields with a range: PPO's (rsl-rl) and the env's timing and size.
+#: The fields with a range: PPO's (rsl-rl) and the env's timing. The sizes training divides by or loops
+#: over (envs, steps per env, iterations, epochs, mini-batches, save interval) are checked with the
+#: command's own options by :func:`linkage_lab.training.trainer.validate_sizes`.
 RULES: tuple[Rule, ...] = (
     Rule("agent.algorithm.learning_rate", _positive, "> 0"),
     Rule("agent.algorithm.clip_param", _positive, "> 0"),
@@ -56,14 +58,8 @@ RULES: tuple[Rule, ...] = (
     Rule("agent.algorithm.value_loss_coef", _nonnegative, ">= 0"),
     Rule("agent.algorithm.max_grad_norm", _positive, "> 0"),
     Rule("agent.algorithm.desired_kl", _positive, "> 0 (or null: no adaptive schedule)", optional=True),
-    Rule("agent.algorithm.num_learning_epochs", _at_least_one, "a whole number >= 1"),
-    Rule("agent.algorithm.num_mini_batches", _at_least_one, "a whole number >= 1"),
-    Rule("agent.num_steps_per_env", _at_least_one, "a whole number >= 1"),
-    Rule("agent.max_iterations", _at_least_one, "a whole number >= 1"),
-    Rule("agent.save_interval", _at_least_one, "a whole number >= 1"),
     Rule("agent.clip_actions", _positive, "> 0 (or null: no clipping)", optional=True),
     Rule("agent.actor.distribution_cfg.init_std", _positive, "> 0"),
-    Rule("env.scene.num_envs", _at_least_one, "a whole number >= 1"),
     Rule("env.decimation", _at_least_one, "a whole number >= 1"),
     Rule("env.sim.dt", _positive, "> 0 s"),
     Rule("env.episode_length_s", _positive, "> 0 s"),

@@ -6,7 +6,7 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from linkage_lab.cli.video_option import add_video_argument, video_recorder, write_video
+from linkage_lab.cli.video_option import add_video_argument, check_video_file, video_recorder, write_video
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -48,7 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="output folder (default <run>/eval or outputs/eval/<task>); new, empty, or a previous eval output",
     )
-    parser.add_argument("--force", action="store_true", help="replace a previous eval output in the output folder")
+    parser.add_argument(
+        "--force", action="store_true", help="replace a previous eval output in the output folder, and an existing --video file"
+    )
     parser.add_argument("--device", default=None, help="cpu, cuda:0, ... (default: picked automatically)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
@@ -138,11 +140,11 @@ def _eval(args: argparse.Namespace, overrides: list[str]) -> int:
             print(f"verdict: missed; exit status {MISSED}")
         return verdict_exit(sweep["summary"]["passed"])
     check_output_dir(default_out_dir(request), EVAL_COMMAND, args.force)
+    check_video_file(args.video, args.force)
     out_dir, report = evaluate(request)
     print(format_summary(report))
     print(f"report: {out_dir / 'eval.json'}")
-    write_video(recorder, args.video, progress=not args.no_progress)
-    return 0
+    return write_video(recorder, args.video, progress=not args.no_progress)
 
 
 def _default_sweep_dir(request) -> Path:

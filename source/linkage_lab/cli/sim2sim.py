@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from linkage_lab.arguments import finite_float
-from linkage_lab.cli.video_option import add_video_argument
+from linkage_lab.cli.video_option import add_video_argument, check_video_file, video_exit
 from linkage_lab.io import strict_json
 
 
@@ -65,7 +65,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="an option of the robot's sim2sim robot side, e.g. ankle_mode=motor_pd for Marvin",
     )
     parser.add_argument("--out", type=Path, default=None, help="output folder (default outputs/sim2sim/<name>)")
-    parser.add_argument("--force", action="store_true", help="replace a previous sim2sim output in the output folder")
+    parser.add_argument(
+        "--force", action="store_true", help="replace a previous sim2sim output in the output folder, and an existing --video file"
+    )
     parser.add_argument("--json", action="store_true", help="print sim2sim.json to stdout")
     add_video_argument(parser)
     parser.set_defaults(func=_sim2sim)
@@ -121,6 +123,7 @@ def _sim2sim(args: argparse.Namespace) -> int:
         return _closed_chain_sweep(args, bundle)
     out = args.out or default_out_dir(bundle.path, args.policy, args.sprint)
     check_output_dir(out, SIM2SIM_COMMAND, args.force)
+    check_video_file(args.video, args.force)
     duration = args.duration if args.duration is not None or args.sprint else 10.0
     if command is None and not args.sprint:
         command = (0.3, 0.0)
@@ -149,7 +152,7 @@ def _sim2sim(args: argparse.Namespace) -> int:
         _print_summary(report, path)
     if failure is not None:
         raise CliError(str(failure))
-    return 0
+    return video_exit(report.get("video"))
 
 
 def _closed_chain_sweep(args: argparse.Namespace, bundle: Any) -> int:

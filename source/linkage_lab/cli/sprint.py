@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from linkage_lab.cli.video_option import add_video_argument, video_recorder, write_video
+from linkage_lab.cli.video_option import add_video_argument, check_video_file, video_recorder, write_video
 from linkage_lab.io import strict_json
 
 
@@ -32,7 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="output folder (default outputs/sprint/<policy>_<ankle>); new, empty, or a previous sprint output",
     )
-    parser.add_argument("--force", action="store_true", help="replace a previous sprint output in the output folder")
+    parser.add_argument(
+        "--force", action="store_true", help="replace a previous sprint output in the output folder, and an existing --video file"
+    )
     parser.add_argument("--device", default=None, help="cpu, cuda:0, ... (default: picked automatically)")
     parser.add_argument("--gait", default=None, help="JSON object of gait parameter overrides for --policy scripted")
     parser.add_argument("--json", action="store_true", help="print metrics.json")
@@ -53,6 +55,7 @@ def _sprint(args: argparse.Namespace, env_overrides: list[str] | None = None) ->
     name = "scripted" if args.policy == "scripted" else Path(args.policy).stem
     out = Path(args.out) if args.out else REPO_ROOT / "outputs" / "sprint" / f"{name}_{args.ankle}"
     check_output_dir(out, SPRINT_COMMAND, args.force)
+    check_video_file(args.video, args.force)
     # Isaac Lab prints its configuration tables to stdout: with --json keep stdout for the JSON.
     recorder = video_recorder(args.video)
     with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
@@ -76,12 +79,12 @@ def _sprint(args: argparse.Namespace, env_overrides: list[str] | None = None) ->
         print(strict_json(record.metrics))
     else:
         _print_summary(record, args.ankle, files)
-    write_video(recorder, args.video, progress=not args.json, stream=sys.stderr if args.json else None)
+    status = write_video(recorder, args.video, progress=not args.json, stream=sys.stderr if args.json else None)
     if failure is not None:
         from linkage_lab.cli.main import CliError
 
         raise CliError(str(failure))
-    return 0
+    return status
 
 
 def _gait_overrides(args: argparse.Namespace) -> dict[str, Any] | None:

@@ -16,7 +16,8 @@ def add_video_argument(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="FILE",
         help="also render env 0's rollout to FILE (.mp4, or .gif) on the robot's URDF with MuJoCo offscreen "
-        "(MUJOCO_GL picks the OpenGL backend, default egl)",
+        "(MUJOCO_GL picks the OpenGL backend, default egl); an existing FILE needs --force; exit status 4 when "
+        "it cannot be rendered",
     )
 
 
@@ -29,13 +30,53 @@ def video_recorder(path: Path | None) -> Any:
     return RolloutRecorder()
 
 
-def write_video(recorder: Any, path: Path | None, progress: bool = True, stream: TextIO | None = None) -> None:
-    """Render the recorded rollout and print one line: where the video is, or why there is none."""
-    if recorder is None or path is None:
+def check_video_file(path: Path | None, force: bool = False) -> None:
+    """Before the run: ``--video FILE`` may be written (a new file, or an existing one with ``--force``) in a
+    folder this process can write; nothing is created but the folder.
+
+    Raises:
+        OutputDirError: A folder, an existing file without ``force``, or an unwritable place.
+    """
+    import tempfile
+
+    from linkage_lab.outputs import OutputDirError
+
+    if path is None:
         return
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise OutputDirError(f"--video {path} is a folder; give a file name")
+    if (path.exists() or path.is_symlink()) and not force:
+        raise OutputDirError(f"--video {path} already exists; pass --force to replace it, or give another file name")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(prefix=f".{path.name}.", suffix=".probe", dir=path.parent):
+            pass
+    except OSError as exc:
+        raise OutputDirError(f"cannot write --video {path}: {exc.strerror or exc}") from exc
+
+
+def video_exit(line: str | None) -> int:
+    """The exit status for a run whose video line is ``line`` (``None``: no video was asked for)."""
+    from linkage_lab.cli.exit_codes import INCOMPLETE, OK
+    from linkage_lab.evaluation.video import NOT_WRITTEN
+
+    return INCOMPLETE if line is not None and line.startswith(NOT_WRITTEN) else OK
+
+
+def write_video(recorder: Any, path: Path | None, progress: bool = True, stream: TextIO | None = None) -> int:
+    """Render the recorded rollout and print one line: where the video is, or why there is none.
+
+    Returns:
+        The exit status: 0, or :data:`~linkage_lab.cli.exit_codes.INCOMPLETE` when the video could not be made.
+    """
+    if recorder is None or path is None:
+        return 0
     from linkage_lab.evaluation.video import save_rollout_video
 
-    print(save_rollout_video(recorder, path, progress=progress), file=stream or sys.stdout)
+    line = save_rollout_video(recorder, path, progress=progress)
+    print(line, file=stream or sys.stdout)
+    return video_exit(line)
 
 
 def _video_file(text: str) -> Path:

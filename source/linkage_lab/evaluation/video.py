@@ -265,6 +265,10 @@ def render_video(
     return VideoResult(out_path, len(render_times), video_fps, float(np.mean(render_times)), backend)
 
 
+#: How :func:`save_rollout_video`'s line starts when there is no video.
+NOT_WRITTEN = "video: not written"
+
+
 def save_rollout_video(recorder: RolloutRecorder, out_path: str | Path, progress: bool = True, **kwargs: Any) -> str:
     """Render a recorder's rollout and return one line for the terminal; a failure is that line, not an error.
 
@@ -274,7 +278,7 @@ def save_rollout_video(recorder: RolloutRecorder, out_path: str | Path, progress
     try:
         result = render_video(None, recorder.recording(), out_path, progress=progress, **kwargs)
     except (VideoError, RenderUnavailable, ValueError, OSError) as exc:
-        return f"video: not written ({' '.join(str(exc).split())})"  # one line, whatever the GL library said
+        return f"{NOT_WRITTEN} ({' '.join(str(exc).split())})"  # one line, whatever the GL library said
     return (
         f"video: {result.path} ({result.frames} frames at {result.fps:g} fps, "
         f"{result.render_s_per_frame:.3f} s/frame to render, {result.backend})"
