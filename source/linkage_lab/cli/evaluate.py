@@ -49,7 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="output folder (default <run>/eval or outputs/eval/<task>); new, empty, or a previous eval output",
     )
     parser.add_argument(
-        "--force", action="store_true", help="replace a previous eval output in the output folder, and an existing --video file"
+        "--force",
+        action="store_true",
+        help="replace a previous eval output in the output folder, and an existing --video file",
     )
     parser.add_argument("--device", default=None, help="cpu, cuda:0, ... (default: picked automatically)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")

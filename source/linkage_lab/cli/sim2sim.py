@@ -66,7 +66,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--out", type=Path, default=None, help="output folder (default outputs/sim2sim/<name>)")
     parser.add_argument(
-        "--force", action="store_true", help="replace a previous sim2sim output in the output folder, and an existing --video file"
+        "--force",
+        action="store_true",
+        help="replace a previous sim2sim output in the output folder, and an existing --video file",
     )
     parser.add_argument("--json", action="store_true", help="print sim2sim.json to stdout")
     add_video_argument(parser)

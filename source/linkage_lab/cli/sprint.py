@@ -33,7 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="output folder (default outputs/sprint/<policy>_<ankle>); new, empty, or a previous sprint output",
     )
     parser.add_argument(
-        "--force", action="store_true", help="replace a previous sprint output in the output folder, and an existing --video file"
+        "--force",
+        action="store_true",
+        help="replace a previous sprint output in the output folder, and an existing --video file",
     )
     parser.add_argument("--device", default=None, help="cpu, cuda:0, ... (default: picked automatically)")
     parser.add_argument("--gait", default=None, help="JSON object of gait parameter overrides for --policy scripted")
