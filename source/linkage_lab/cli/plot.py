@@ -16,7 +16,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("run", metavar="RUN", help="a run folder (logs/rsl_rl/<experiment>/<run>) or 'latest'")
     parser.add_argument("--task", default=None, help="task id whose newest run 'latest' means")
-    parser.add_argument("--out", type=Path, default=None, help="output folder (default RUN/curves)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output folder (default RUN/curves, whose PNGs are replaced); PNGs of the same names there need --force",
+    )
+    parser.add_argument("--force", action="store_true", help="replace return.png, ... already in --out")
     parser.set_defaults(func=_plot)
 
 
@@ -26,9 +32,12 @@ def _plot(args: argparse.Namespace) -> int:
 
     run_dir = _run_dir(args.run, args.task)
     try:
-        written = write_training_curves(run_dir, args.out)
+        # RUN/curves is the run's own (training writes it); a folder given with --out may hold the user's files.
+        written = write_training_curves(run_dir, args.out, replace=args.out is None or args.force)
     except NoEventsError as exc:
         raise CliError(str(exc)) from exc
+    except OSError as exc:
+        raise CliError(f"cannot write the curves to {args.out or run_dir / 'curves'}: {exc.strerror or exc}") from exc
     print(f"training curves of {run_dir}:")
     for path in written:
         print(f"  {path}")

@@ -99,7 +99,7 @@ _Y_LABELS = {
 }
 
 
-def write_training_curves(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Path]:
+def write_training_curves(run_dir: str | Path, out_dir: str | Path | None = None, replace: bool = True) -> list[Path]:
     """Write ``return.png``, ``episode_length.png`` and ``tracking.png`` for a training run.
 
     Each figure plots its series against iteration (left) and wall time (right). Call it at the end
@@ -108,16 +108,26 @@ def write_training_curves(run_dir: str | Path, out_dir: str | Path | None = None
     Args:
         run_dir: The run folder (``logs/rsl_rl/<experiment>/<run>``).
         out_dir: Where to write; ``None``: ``<run_dir>/curves``.
+        replace: Overwrite PNGs of the same names already in ``out_dir``; ``False`` refuses before writing any.
 
     Returns:
         The PNGs written (a figure whose series were never logged is left out).
 
     Raises:
         NoEventsError: The run has no scalars yet.
+        OutputDirError: ``replace`` is off and a PNG to write already exists.
     """
+    from linkage_lab.outputs import OutputDirError
+
     run_dir = Path(run_dir)
     out_dir = Path(out_dir) if out_dir is not None else run_dir / CURVES_DIR
     groups = curve_groups(read_scalars(run_dir))
+    existing = [out_dir / f"{name}.png" for name in groups if (out_dir / f"{name}.png").exists()]
+    if existing and not replace:
+        raise OutputDirError(
+            f"{', '.join(str(p) for p in existing)} already exist; pass --force to replace them, or give --out "
+            "another folder"
+        )
     return [
         _plot(rows, out_dir / f"{name}.png", f"{run_dir.parent.name}/{run_dir.name}: {name.replace('_', ' ')}")
         for name, rows in groups.items()
