@@ -100,7 +100,8 @@ def _check_existing(path: Path, command: str, force: bool) -> None:
         )
     if manifest["command"] != command:
         raise OutputDirError(
-            f"output folder {path} holds a linkage-lab {manifest['command']} output, not a {command} output; "
+            f"output folder {path} holds a linkage-lab {manifest['command']} output, not {_article(command)} "
+            f"{command} output; "
             "give --out another folder"
         )
     if not force:
@@ -116,6 +117,11 @@ def _check_existing(path: Path, command: str, force: bool) -> None:
             f"output folder {path} holds files the previous {command} did not write ({shown}); "
             "refusing to replace it; move them away or give --out another folder"
         )
+
+
+def _article(word: str) -> str:
+    """``a`` or ``an`` before ``word`` (by its first letter: ``an eval``, ``an export``, ``a sprint``)."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def _relative_files(folder: Path) -> list[str]:

@@ -94,6 +94,12 @@ def load_bundle(path: str | Path) -> Bundle:
             missing, or a per-joint list has the wrong length or a non-finite value.
     """
     path = Path(path).expanduser()
+    if path.is_file():
+        inside = (path.parent / METADATA_FILE).is_file()
+        raise BundleError(
+            f"{path} is a file; --bundle takes the bundle folder that linkage-lab export wrote (with "
+            f"{METADATA_FILE} and policy.onnx)" + (f": {path.parent}" if inside else "")
+        )
     if not path.is_dir():
         raise BundleError(f"bundle folder {path} does not exist (make one with linkage-lab export)")
     metadata_path = path / METADATA_FILE

@@ -136,6 +136,26 @@ def parse_command(text: str) -> tuple[float, float]:
     return (values[0], values[1] if len(values) == 2 else 0.0)
 
 
+def check_io_options(factory: Any, io_options: dict[str, Any], robot: str) -> None:
+    """Refuse options the robot side's ``factory(bundle, chain, **options)`` does not take, listing the ones it does.
+
+    Raises:
+        BundleError: An unknown option.
+    """
+    import inspect
+
+    parameters = list(inspect.signature(factory).parameters.values())[2:]
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return
+    known = [p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    unknown = sorted(set(io_options) - set(known))
+    if unknown:
+        raise BundleError(
+            f"unknown --io-option {', '.join(unknown)} for {robot}'s robot side; "
+            f"it takes: {', '.join(known) if known else 'no options'}"
+        )
+
+
 class _Run:
     """The state of one run: model, robot side, statistics, and the per-tick bookkeeping."""
 
@@ -144,6 +164,7 @@ class _Run:
 
         from linkage_lab.evaluation.metrics import FootContactStats, TrackingStats
 
+        check_io_options(factory, io_options, bundle.robot)
         self.chain = spec.closed_chain()
         self.model = self.chain.compile()
         self.data = mujoco.MjData(self.model)

@@ -42,6 +42,11 @@ def load_checkpoint(path: Path, require: tuple[str, ...] = ("actor_state_dict",)
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"checkpoint {path} does not exist")
+    if is_onnx_file(path):
+        raise CheckpointError(
+            f"{path} is an ONNX file (an exported policy), not an rsl-rl checkpoint: evaluate it with "
+            "eval --onnx FILE, or run its bundle on the closed chain with sim2sim --bundle DIR"
+        )
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
@@ -64,6 +69,24 @@ def load_checkpoint(path: Path, require: tuple[str, ...] = ("actor_state_dict",)
             f"checkpoint {path} cannot be trained on: it lacks {', '.join(missing)} (an exported or trimmed policy?)"
         )
     return state
+
+
+def is_onnx_file(path: Path) -> bool:
+    """Whether ``path`` holds an ONNX model: a ``.onnx`` name, or (not a zip, as torch's checkpoints are)
+    protobuf bytes that parse as an ONNX model with a graph."""
+    path = Path(path)
+    if path.suffix.lower() == ".onnx":
+        return True
+    with path.open("rb") as handle:
+        if handle.read(4) == b"PK\x03\x04":
+            return False
+    try:
+        import onnx
+
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception:  # noqa: BLE001 - protobuf raises its own decode errors: not an ONNX file
+        return False
+    return len(model.graph.node) > 0
 
 
 def save_checkpoint(runner: Any, path: Path) -> Path:
@@ -104,7 +127,9 @@ def restore_runner(runner: Any, state: dict[str, Any], load_optimizer: bool = Tr
     try:
         runner.alg.load(state, load_cfg, True)
     except (RuntimeError, KeyError, ValueError) as exc:
-        raise CheckpointError(f"checkpoint does not fit the task's networks: {exc}") from exc
+        # torch lists every mismatched tensor over many lines: the first line says what does not fit.
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        raise CheckpointError(f"checkpoint does not fit the task's networks: {first}") from exc
     iteration = int(state.get("iter", 0))
     runner.current_learning_iteration = iteration
     infos = state.get("infos") if isinstance(state.get("infos"), dict) else {}

@@ -181,6 +181,7 @@ def train(
             workers = workers if workers is not None else record.get("workers")
             if run_overrides != overrides:
                 env_cfg, agent_cfg = resolve_configs(task, run_overrides, device)
+        _check_actor_sizes(point.checkpoint, state, env_cfg, agent_cfg, task)
     first = int(state["iter"]) + 1 if state is not None else 0
     iterations = _session_iterations(point, record, agent_cfg, overrides, max_iterations, first)
     env_count = int(num_envs) if num_envs is not None else env_cfg.scene.num_envs
@@ -292,6 +293,17 @@ def _session_iterations(
             f"({point.checkpoint.name}); pass --max-iterations N to train N more"
         )
     return planned - first
+
+
+def _check_actor_sizes(checkpoint: Path, state: dict[str, Any], env_cfg: Any, agent_cfg: Any, task: str) -> None:
+    """Refuse, before the env is built, a checkpoint whose actor reads or writes other sizes than the task's."""
+    from linkage_lab.evaluation.policies import PolicyLoadError
+    from linkage_lab.evaluation.policy_check import check_checkpoint_sizes, task_sizes
+
+    try:
+        check_checkpoint_sizes(checkpoint, state, task_sizes(env_cfg, agent_cfg), task)
+    except PolicyLoadError as exc:
+        raise CheckpointError(str(exc)) from None
 
 
 def _check_run_task(checkpoint: Path, task: str) -> None:
