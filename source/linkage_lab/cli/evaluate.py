@@ -23,7 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     source.add_argument(
         "--checkpoint",
         default=None,
-        help="rsl-rl checkpoint: a model_<it>.pt, a run folder, or 'latest' (the task's latest run)",
+        help="rsl-rl checkpoint: a model_<it>.pt, a run folder, 'latest' (the task's latest run) or 'pretrained' "
+        "(the policy shipped for the task under policies/<task>/)",
     )
     source.add_argument("--onnx", type=Path, default=None, help="an exported policy.onnx")
     parser.add_argument(
@@ -198,6 +199,11 @@ def format_summary(report: dict) -> str:
         f"yaw rate {num(tracking.get('yaw_rate_rms_radps'))} rad/s; "
         f"mean forward speed {num(tracking.get('mean_forward_speed_mps'))} m/s",
     ]
+    if not report["episodes"]:
+        lines.append(
+            f"  no episode ended within {report['steps']} steps: the figures above are n/a; raise --max-steps "
+            "or shorten the episodes (env.episode_length_s=...)"
+        )
     replay = report.get("ankle_replay")
     if replay:
         overall = replay["overall"]
