@@ -24,6 +24,6 @@ gym.register(
         "env_cfg_entry_point": f"{__name__}.residual_env_cfg:MarvinResidualFlatEnvCfg",
         "rsl_rl_cfg_entry_point": f"{__name__}.residual_agents:MarvinResidualPPORunnerCfg",
         "default_agent": "rsl_rl",
-        "acceptance_entry_point": f"{__name__}.acceptance:MARVIN_ACCEPTANCE",
+        "acceptance_entry_point": f"{__name__}.acceptance:MARVIN_RESIDUAL_ACCEPTANCE",
     },
 )

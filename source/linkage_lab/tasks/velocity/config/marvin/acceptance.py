@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from linkage_lab.evaluation.sweep import Acceptance, CommandCase, TrackingTargets
+from dataclasses import replace
+
+from linkage_lab.evaluation.sweep import Acceptance, CommandCase, KnownMiss, TrackingTargets
 
 #: Stand on a zero command and walk forward at 0.3, 0.4 and 0.5 m/s, 8 envs × 20 s each with the task's
 #: randomisation: no fall, and a mean forward speed within 0.1 m/s of the command (the mean includes
@@ -28,5 +30,28 @@ MARVIN_ACCEPTANCE = Acceptance(
         forward_speed_error_mps=0.1,
         min_alternation=0.8,
         yaw_rate_error_radps=0.05,
+    ),
+)
+
+_CLOSED_CHAIN_FALLS = (
+    "the shipped policy (iteration 1950) falls in 3 of 24 closed-chain runs (4 per command, 20 s, three of them "
+    "with kicked starts), one each at the standing and the two turning commands; in Isaac Lab it falls in none"
+)
+_FALL_DRIFT = "the run that fell is in the pooled mean: the fallen robot does not stand at 0 m/s"
+_TURN_SHORT = (
+    "on the closed chain it turns short of ±0.2 rad/s (mean error 0.067-0.098 rad/s) and one run of each falls; "
+    "in Isaac Lab it turns within 0.041 rad/s"
+)
+
+#: The residual task's shipped policy is held to the same targets; these are the checks it misses today.
+MARVIN_RESIDUAL_ACCEPTANCE = replace(
+    MARVIN_ACCEPTANCE,
+    known_misses=(
+        KnownMiss("closed_chain", "vx+0.00_wz+0.00", "falls", _CLOSED_CHAIN_FALLS),
+        KnownMiss("closed_chain", "vx+0.00_wz+0.00", "forward_speed_error_mps", _FALL_DRIFT),
+        KnownMiss("closed_chain", "vx+0.40_wz+0.20", "falls", _CLOSED_CHAIN_FALLS),
+        KnownMiss("closed_chain", "vx+0.40_wz+0.20", "yaw_rate_error_radps", _TURN_SHORT),
+        KnownMiss("closed_chain", "vx+0.40_wz-0.20", "falls", _CLOSED_CHAIN_FALLS),
+        KnownMiss("closed_chain", "vx+0.40_wz-0.20", "yaw_rate_error_radps", _TURN_SHORT),
     ),
 )
