@@ -25,6 +25,8 @@ _JOINT_TERMS = {
     "joint_pos_limit_normalized",
     "joint_effort",
 }
+#: A project term function of a fixed size declares it as this attribute (``func.observation_size = 4``).
+OBSERVATION_SIZE_ATTR = "observation_size"
 #: Command sizes by command config class name (the velocity command is (v_x, v_y, ω_z)).
 _COMMAND_SIZES = {"UniformVelocityCommandCfg": 3, "NormalVelocityCommandCfg": 3}
 
@@ -149,6 +151,9 @@ def _term_size(term: Any, env_cfg: Any, actions: int, asset_joints: Any) -> int 
     params = term.params or {}
     if name in _FIXED_TERMS:
         return _FIXED_TERMS[name]
+    declared = getattr(func, OBSERVATION_SIZE_ATTR, None)
+    if isinstance(declared, int):
+        return declared
     if name in _JOINT_TERMS:
         asset_cfg = params.get("asset_cfg")
         asset = getattr(asset_cfg, "name", "robot")

@@ -206,6 +206,10 @@ def gait_state(env: ManagerBasedRLEnv, action_name: str = "joint_pos") -> torch.
     return gait_observation(term.gait_state)
 
 
+#: Its size, for the pre-build policy check (:mod:`linkage_lab.evaluation.policy_check`).
+gait_state.observation_size = 4
+
+
 def gait_contact_schedule(
     env: ManagerBasedRLEnv, sensor_cfg: SceneEntityCfg, action_name: str = "joint_pos"
 ) -> torch.Tensor:
