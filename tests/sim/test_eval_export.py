@@ -49,17 +49,20 @@ def limit_bundle(limit_checkpoint, tmp_path_factory):
     return export_bundle(LIMIT, limit_checkpoint, tmp_path_factory.mktemp("export") / "limit", device="cpu")
 
 
+#: Episodes of 1 s: every env ends at least one within the tests' step caps, so the episode statistics are checked.
+SHORT_EPISODES = ("env.episode_length_s=1.0",)
+
+
 def _check_report(report: dict, requested: int) -> None:
-    assert report["episodes"] >= requested or report["stopped_by"] == "step_cap"
+    assert report["episodes"] >= requested and report["stopped_by"] == "episodes", report["stopped_by"]
     assert report["steps"] <= report["max_steps"]
     for key in ("return", "episode_length", "fall_rate", "tracking", "joint_torques", "policy"):
         assert key in report
-    if report["episodes"]:
-        assert report["fall_rate"] == pytest.approx(report["falls"] / report["episodes"])
-        assert report["falls"] + report["timeouts"] == report["episodes"]
-        assert report["episode_length"]["mean_s"] == pytest.approx(
-            report["episode_length"]["mean_steps"] * report["control_period_s"]
-        )
+    assert report["fall_rate"] == pytest.approx(report["falls"] / report["episodes"])
+    assert report["falls"] + report["timeouts"] == report["episodes"]
+    assert report["episode_length"]["mean_s"] == pytest.approx(
+        report["episode_length"]["mean_steps"] * report["control_period_s"]
+    )
     env_steps = report["steps"] * report["num_envs"]
     tracking = report["tracking"]
     # Every env-step is a tracking sample except the ones that ended an episode (one per episode).
@@ -72,6 +75,7 @@ def _check_report(report: dict, requested: int) -> None:
     assert torques["sampling"] == "every physics substep" and decimation > 1
     assert torques["physics_steps"] == report["steps"] * decimation
     assert torques["samples"] == env_steps * decimation
+    assert torques["joints"], "no joint torque rows"
     for row in torques["joints"]:
         # Gravity loads every joint; a motor group's applied torque never exceeds its effort limit.
         assert row["limit_nm"] > 0 and row["peak_nm"] >= row["rms_nm"] > 0.0, row
@@ -141,6 +145,7 @@ def test_limit_eval_of_the_exported_onnx(limit_bundle, tmp_path):
         episodes=2,
         num_envs=4,
         max_steps=60,
+        overrides=SHORT_EPISODES,
         out_dir=tmp_path / "eval",
         device="cpu",
         progress=False,
@@ -161,6 +166,7 @@ def test_marvin_eval_replays_the_ankles(marvin_checkpoint, tmp_path):
         episodes=4,
         num_envs=4,
         max_steps=150,
+        overrides=SHORT_EPISODES,
         out_dir=tmp_path / "eval",
         device="cpu",
         progress=False,

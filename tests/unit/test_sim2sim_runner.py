@@ -139,7 +139,9 @@ def test_scripted_rollout_stays_upright(robot, limit_bundle, marvin_bundle):
     assert report["control_steps"] == 100
     assert report["simulated_s"] == pytest.approx(2.0)
     assert report["motor_torques"]["samples"] == 1000  # every 2 ms physics step
-    for motor in report["motor_torques"]["motors"]:
+    motors = report["motor_torques"]["motors"]
+    assert len(motors) == {"limit": 12, "marvin": 16}[robot]  # one row per motor: the loop below checks each
+    for motor in motors:
         assert math.isfinite(motor["rms_nm"]) and motor["peak_nm"] <= motor["limit_nm"] + 1e-9
     assert math.isfinite(report["tracking"]["lin_vel_xy_rms_mps"])
 
@@ -394,7 +396,8 @@ def test_closed_chain_sweep_rows_are_the_runs_it_made(limit_bundle, tmp_path):
     assert describe_case(fell) == "  +0.30 m/s, +0.20 rad/s: 2 runs, fell in 1 (at 1.50 s)"
     kicks = episode_kicks(2, seed=0)
     assert kicks[0] is None and all(abs(v) <= 0.25 for v in kicks[1]) and any(abs(v) > 0.01 for v in kicks[1])
-    for case, row in zip(cases, sweep["cases"]):
+    assert len(sweep["cases"]) == len(cases)  # the loop below compares each case
+    for case, row in zip(cases, sweep["cases"], strict=True):
         direct = [
             run_sim2sim(limit_bundle, (case.lin_vel_x_mps, case.ang_vel_z_radps), 0.4, base_kick=k) for k in kicks
         ]
