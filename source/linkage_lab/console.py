@@ -109,3 +109,24 @@ def _display(path: Path) -> str:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
+
+
+def log_python_warnings() -> None:
+    """Send Python warnings (a library's ``UserWarning`` raised while an env steps, outside any
+    :func:`framework_output` block) to :data:`FRAMEWORK_LOG` instead of the console; a no-op when
+    :func:`verbose`. The project's own messages are printed, never warned."""
+    import warnings
+
+    if verbose():
+        return
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001 - warnings' hook
+        text = warnings.formatwarning(message, category, filename, lineno, line)
+        try:
+            FRAMEWORK_LOG.parent.mkdir(parents=True, exist_ok=True)
+            with open(FRAMEWORK_LOG, "a", encoding="utf-8") as log:
+                log.write(text)
+        except OSError:
+            sys.stderr.write(text)  # no log to write: the warning is not lost
+
+    warnings.showwarning = show

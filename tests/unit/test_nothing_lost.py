@@ -574,3 +574,20 @@ def test_a_shipped_sweep_misses_exactly_its_known_misses(task, simulator, path):
     assert failed - known == set(), f"{path}: misses not recorded in the task's acceptance"
     assert known - failed == set(), f"{path}: known misses that the sweep meets now (remove them)"
     assert all(miss.reason for miss in acceptance.known_misses)
+
+
+def test_library_warnings_go_to_the_framework_log(tmp_path, monkeypatch, capsys):
+    import warnings
+
+    import linkage_lab.console as console
+
+    monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)  # restored after the test
+    monkeypatch.setattr(console, "FRAMEWORK_LOG", tmp_path / "framework.log")
+    monkeypatch.setenv(console.VERBOSE_ENV, "0")
+    console.log_python_warnings()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.warn("body com pose always has unit quaternion", UserWarning, stacklevel=1)
+    captured = capsys.readouterr()
+    assert "unit quaternion" not in captured.err + captured.out
+    assert "UserWarning: body com pose always has unit quaternion" in (tmp_path / "framework.log").read_text()

@@ -104,10 +104,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    if args.verbose:
-        from linkage_lab.console import set_verbose
+    from linkage_lab.console import log_python_warnings, set_verbose
 
+    if args.verbose:
         set_verbose(True)
+    log_python_warnings()
     enable_stack_dumps()
     accepts_overrides = getattr(args, "accepts_overrides", False)
     if extra and not accepts_overrides:
