@@ -433,6 +433,30 @@ def test_unknown_io_options_list_the_valid_ones():
         check_io_options(factory, {"bogus": "1"}, "marvin")
 
 
+@pytest.mark.parametrize(("robot", "valid"), [("limit", ()), ("marvin", ("ankle_mode",))])
+def test_the_robots_io_options_are_checked_by_name(robot, valid):
+    """The registered robot sides (lazy wrappers taking ``**options``) name the options their class takes."""
+    import inspect
+
+    from linkage_lab.robots.registry import get_robot
+    from linkage_lab.sim2sim.bundle import BundleError
+    from linkage_lab.sim2sim.runner import check_io_options
+
+    factory = get_robot(robot).extra("sim2sim_io")
+    for name in valid:
+        check_io_options(factory, {name: "x"}, robot)
+    with pytest.raises(BundleError, match=f"unknown --io-option bogus for {robot}'s robot side"):
+        check_io_options(factory, {"bogus": "1"}, robot)
+    target = {"limit": "linkage_lab.robots.limit.sim2sim:LimitSim2SimIO"}.get(
+        robot, "linkage_lab.robots.marvin.sim2sim:MarvinSim2SimIO"
+    )
+    module, _, name = target.partition(":")
+    import importlib
+
+    cls = getattr(importlib.import_module(module), name)
+    assert tuple(inspect.signature(cls).parameters)[2:] == valid  # the declared options are the class's
+
+
 def test_another_commands_output_is_named_with_its_article(tmp_path):
     from linkage_lab.outputs import OutputDirError, check_output_dir, write_output
 

@@ -137,17 +137,20 @@ def parse_command(text: str) -> tuple[float, float]:
 
 
 def check_io_options(factory: Any, io_options: dict[str, Any], robot: str) -> None:
-    """Refuse options the robot side's ``factory(bundle, chain, **options)`` does not take, listing the ones it does.
+    """Refuse options the robot side's ``factory(bundle, chain, **options)`` does not take, listing the ones it does
+    (its ``options`` attribute, else its signature).
 
     Raises:
         BundleError: An unknown option.
     """
     import inspect
 
-    parameters = list(inspect.signature(factory).parameters.values())[2:]
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return
-    known = [p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    known = getattr(factory, "options", None)  # a lazy wrapper (``**options``) names its target's options
+    if known is None:
+        parameters = list(inspect.signature(factory).parameters.values())[2:]
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+            return
+        known = [p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
     unknown = sorted(set(io_options) - set(known))
     if unknown:
         raise BundleError(

@@ -99,6 +99,10 @@ def _sim2sim_io(bundle: Any, chain: Any, **options: Any) -> Any:
     return LimitSim2SimIO(bundle, chain, **options)
 
 
+#: The options ``LimitSim2SimIO`` takes (``sim2sim --io-option KEY=VALUE``), named here so the import stays lazy.
+_sim2sim_io.options = ()
+
+
 SPEC = RobotSpec(
     name="limit",
     config_path=ROBOT_CONFIG_DIR / "limit.yaml",

@@ -83,6 +83,10 @@ def _sim2sim_io(bundle: Any, chain: Any, **options: Any) -> Any:
     return MarvinSim2SimIO(bundle, chain, **options)
 
 
+#: The options ``MarvinSim2SimIO`` takes (``sim2sim --io-option KEY=VALUE``), named here so the import stays lazy.
+_sim2sim_io.options = ("ankle_mode",)
+
+
 SPEC = RobotSpec(
     name="marvin",
     config_path=ROBOT_CONFIG_DIR / "marvin.yaml",
