@@ -79,7 +79,7 @@ def check_output_dir(path: str | Path, command: str, force: bool = False, probe:
     if path.exists() or path.is_symlink():
         _check_existing(path, command, force)
     if probe:
-        _probe_writable(path)
+        probe_writable(path)
     return path
 
 
@@ -135,14 +135,15 @@ def _relative_files(folder: Path) -> list[str]:
     return out
 
 
-def _probe_writable(path: Path) -> None:
-    """Create ``path``'s parent and a temp file in it (removed again), or raise :class:`OutputDirError`."""
+def probe_writable(path: Path, what: str = "output folder") -> None:
+    """Create ``path``'s parent and a temp file in it (removed again), or raise :class:`OutputDirError`
+    naming ``what`` is at ``path``."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(prefix=f".{path.name}.", suffix=".probe", dir=path.parent):
             pass
     except OSError as exc:
-        raise OutputDirError(f"cannot write output folder {path}: {exc.strerror or exc}") from exc
+        raise OutputDirError(f"cannot write {what} {path}: {exc.strerror or exc}") from exc
 
 
 def _write_manifest(folder: Path, command: str) -> None:

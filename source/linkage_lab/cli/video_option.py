@@ -37,9 +37,7 @@ def check_video_file(path: Path | None, force: bool = False) -> None:
     Raises:
         OutputDirError: A folder, an existing file without ``force``, or an unwritable place.
     """
-    import tempfile
-
-    from linkage_lab.outputs import OutputDirError
+    from linkage_lab.outputs import OutputDirError, probe_writable
 
     if path is None:
         return
@@ -48,12 +46,7 @@ def check_video_file(path: Path | None, force: bool = False) -> None:
         raise OutputDirError(f"--video {path} is a folder; give a file name")
     if (path.exists() or path.is_symlink()) and not force:
         raise OutputDirError(f"--video {path} already exists; pass --force to replace it, or give another file name")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(prefix=f".{path.name}.", suffix=".probe", dir=path.parent):
-            pass
-    except OSError as exc:
-        raise OutputDirError(f"cannot write --video {path}: {exc.strerror or exc}") from exc
+    probe_writable(path, "--video")
 
 
 def video_exit(line: str | None) -> int:
