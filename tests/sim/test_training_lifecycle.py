@@ -57,10 +57,8 @@ def _normaliser_count(state: dict) -> int:
     return int(state["actor_state_dict"]["obs_normalizer.count"])
 
 
-def test_ctrl_c_saves_exits_130_and_resume_continues(tmp_path):
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    logs = tmp_path / "logs"
+def _train_until(signum: int, logs: Path) -> tuple[int, str]:
+    """Start a long training, send ``signum`` once it has logged iteration 1; its exit status and output."""
     cmd = _cli(logs, "--num-envs", str(ENVS), "--max-iterations", "500", *TINY)
     proc = subprocess.Popen(cmd, env=_env(logs), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
@@ -77,18 +75,41 @@ def test_ctrl_c_saves_exits_130_and_resume_continues(tmp_path):
     try:
         assert logged.wait(600), "no iteration logged:\n" + "".join(lines[-60:])
         time.sleep(0.5)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         try:
             rc = proc.wait(180)
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGUSR1)  # the CLI prints every thread's stack: where it is stuck
             time.sleep(3)
-            pytest.fail("no exit within 180 s of Ctrl-C; its output ends:\n" + "".join(lines[-150:]))
+            pytest.fail(f"no exit within 180 s of signal {signum}; its output ends:\n" + "".join(lines[-150:]))
     finally:
         if proc.poll() is None:
             proc.kill()
     reader.join(10)
-    out = "".join(lines)
+    return rc, "".join(lines)
+
+
+def test_sigterm_saves_and_exits_143(tmp_path):
+    """What ``timeout``, ``docker stop`` and job schedulers send: handled as Ctrl-C, with its own status."""
+    logs = tmp_path / "logs"
+    rc, out = _train_until(signal.SIGTERM, logs)
+    assert rc == 143, out[-4000:]
+    assert "training interrupted (SIGTERM)" in out and "Traceback" not in out, out[-4000:]
+    saved = re.search(r"saved iteration (\d+): (\S+)", out)
+    assert saved, out[-4000:]
+    (run_dir,) = (logs / "rsl_rl" / "limit_flat").iterdir()
+    stopped = int(saved.group(1))
+    assert Path(saved.group(2)) == run_dir / f"model_{stopped}.pt" and stopped >= 1
+    assert load_checkpoint(run_dir / f"model_{stopped}.pt", require=TRAINING_KEYS)["iter"] == stopped
+    record = json.loads((run_dir / "training.json").read_text())
+    assert (record["status"], record["last_iteration"]) == ("interrupted", stopped)
+
+
+def test_ctrl_c_saves_exits_130_and_resume_continues(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    logs = tmp_path / "logs"
+    rc, out = _train_until(signal.SIGINT, logs)
     assert rc == 130, out[-4000:]
     assert "training finished" not in out and "Traceback" not in out, out[-4000:]
     saved = re.search(r"saved iteration (\d+): (\S+)", out)
