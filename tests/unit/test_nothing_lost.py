@@ -615,3 +615,12 @@ def test_library_warnings_go_to_the_framework_log(tmp_path, monkeypatch, capsys)
     captured = capsys.readouterr()
     assert "unit quaternion" not in captured.err + captured.out
     assert "UserWarning: body com pose always has unit quaternion" in (tmp_path / "framework.log").read_text()
+
+
+def test_ankle_report_plot_refuses_to_replace_a_users_png(capsys, tmp_path):
+    (tmp_path / "torque_diamond.png").write_bytes(b"my figure")
+    assert main(["ankle", "report", "--plot", str(tmp_path)]) == 2
+    one_error_line(capsys, "torque_diamond.png", "--force")
+    assert (tmp_path / "torque_diamond.png").read_bytes() == b"my figure"
+    assert main(["ankle", "report", "--plot", str(tmp_path), "--force"]) == 0
+    assert (tmp_path / "torque_diamond.png").read_bytes().startswith(b"\x89PNG")

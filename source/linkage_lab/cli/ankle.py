@@ -8,6 +8,9 @@ from pathlib import Path
 from linkage_lab.arguments import finite_float
 from linkage_lab.io import strict_json
 
+#: The pictures ``--plot DIR`` writes.
+PLOT_FILES = ("transmission_map.png", "torque_diamond.png")
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``ankle`` command and its sub-commands."""
@@ -38,7 +41,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="pose of the torque diamond in deg, inside the joint range (default: the worst-transmission pose)",
     )
     report.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    report.add_argument("--plot", type=Path, default=None, metavar="DIR", help="write the PNG pictures into DIR")
+    report.add_argument(
+        "--plot",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write transmission_map.png and torque_diamond.png into DIR (files of those names there need --force)",
+    )
+    report.add_argument("--force", action="store_true", help="replace the PNGs --plot writes")
     report.set_defaults(func=run_report)
 
 
@@ -55,6 +65,10 @@ def run_report(args: argparse.Namespace) -> int:
     from linkage_lab.kinematics.rsu_ankle import UnreachablePoseError
     from linkage_lab.kinematics.rsu_geometry import load_ankle_geometry
 
+    if args.plot is not None:
+        existing = [args.plot / name for name in PLOT_FILES if (args.plot / name).exists()]
+        if existing and not args.force:
+            raise CliError(f"{', '.join(map(str, existing))} already exist; pass --force to replace them")
     try:
         geometry = load_ankle_geometry(args.preset, motor=args.motor)
         # The diamond is for the hardware: a pose the joints cannot take is an error, not a study.
@@ -72,8 +86,9 @@ def run_report(args: argparse.Namespace) -> int:
     written = []
     if args.plot is not None:
         data = ankle_report.survey(geometry)
-        written.append(ankle_plots.plot_transmission_map(data, report, args.plot / "transmission_map.png"))
-        written.append(ankle_plots.plot_torque_diamond(geometry, diamond, args.plot / "torque_diamond.png"))
+        map_png, diamond_png = (args.plot / name for name in PLOT_FILES)
+        written.append(ankle_plots.plot_transmission_map(data, report, map_png))
+        written.append(ankle_plots.plot_torque_diamond(geometry, diamond, diamond_png))
 
     if args.json:
         print(strict_json(report, indent=None))
