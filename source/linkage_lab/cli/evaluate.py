@@ -204,6 +204,13 @@ def format_summary(report: dict) -> str:
             f"  no episode ended within {report['steps']} steps: the figures above are n/a; raise --max-steps "
             "or shorten the episodes (env.episode_length_s=...)"
         )
+    stops = report.get("joint_stops")
+    if stops and stops["flagged"]:
+        shares = {row["name"]: row["share_on_stop"] for row in stops["joints"]}
+        lines.append(
+            f"  on a joint stop more than {stops['flag_share']:.0%} of the time: "
+            + ", ".join(f"{name} {shares[name]:.0%}" for name in stops["flagged"])
+        )
     replay = report.get("ankle_replay")
     if replay:
         overall = replay["overall"]

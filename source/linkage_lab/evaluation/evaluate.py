@@ -22,7 +22,13 @@ from typing import Any
 import torch
 
 from linkage_lab.evaluation import probe as probe_module
-from linkage_lab.evaluation.metrics import EpisodeStats, FootContactStats, JointTorqueStats, TrackingStats
+from linkage_lab.evaluation.metrics import (
+    EpisodeStats,
+    FootContactStats,
+    JointStopStats,
+    JointTorqueStats,
+    TrackingStats,
+)
 from linkage_lab.evaluation.policies import POLICY_LOADERS, Policy, actor_groups, actor_observation
 from linkage_lab.evaluation.replay import AnkleReplay
 from linkage_lab.paths import REPO_ROOT
@@ -161,6 +167,8 @@ def run_evaluation(
     episodes = EpisodeStats(env.num_envs, unwrapped.device)
     tracking = TrackingStats()
     torques = JointTorqueStats(len(names))
+    limits = robot.data.joint_pos_limits.torch[:, columns]
+    stops = JointStopStats(limits[..., 0], limits[..., 1])
     probe, replay = _substep_probe(env, columns)
     groups = actor_groups(agent_cfg)
     has_command = "base_velocity" in unwrapped.command_manager.active_terms
@@ -191,6 +199,7 @@ def run_evaluation(
                     )
                 if footfalls is not None:
                     footfalls.add(feet[1](), ~dones.to(torch.bool))
+                stops.add(robot.data.joint_pos.torch[:, columns], ~dones.to(torch.bool))
                 substeps = probe.drain()
                 torques.add(substeps.applied_torque_nm, substeps.commanded_torque_nm)
                 if replay is not None:
@@ -227,6 +236,8 @@ def run_evaluation(
             "samples": torques.samples,
             "joints": torques.summary(names, joint_effort_limits(env, names)),
         },
+        # Per joint, the share of control steps spent within a few mrad of an end of its range.
+        "joint_stops": stops.summary(names),
         "ankle_replay": None if replay is None else {**sampling, **replay.summary()},
         # What the task's numeric-fault guards replaced during the run (README: numeric faults).
         "faults": fault_counts(env),

@@ -175,6 +175,56 @@ class JointTorqueStats:
         return rows
 
 
+#: A joint is on a stop within this distance of an end of its range (rad): there the joint limit, not the
+#: motor, carries the load (a standing pose exactly at the end sits 0.0006 rad inside the limit's constraint).
+JOINT_STOP_MARGIN_RAD = 0.005
+#: A joint on a stop for more than this share of the time is flagged: the policy uses the stop as an actuator.
+JOINT_STOP_FLAG_SHARE = 0.05
+
+
+class JointStopStats:
+    """Per joint, the share of samples (one env at one control step) it spends on a stop of its range.
+
+    Args:
+        lower_rad: Lower ends of the ranges, ``(num_joints,)`` or ``(num_envs, num_joints)``.
+        upper_rad: Upper ends, the same shape.
+        margin_rad: How near an end counts as on the stop.
+    """
+
+    def __init__(self, lower_rad: torch.Tensor, upper_rad: torch.Tensor, margin_rad: float = JOINT_STOP_MARGIN_RAD):
+        self.lower = lower_rad.detach().to("cpu", torch.float64)
+        self.upper = upper_rad.detach().to("cpu", torch.float64)
+        self.margin = float(margin_rad)
+        self.samples = 0
+        self._on_stop = torch.zeros(self.lower.shape[-1], dtype=torch.float64)
+
+    def add(self, joint_pos_rad: torch.Tensor, valid: torch.Tensor | None = None) -> None:
+        """Add one control step's joint positions ``(num_envs, num_joints)``; ``valid`` masks envs (a reset)."""
+        q = joint_pos_rad.detach().to("cpu", torch.float64)
+        on_stop = (q >= self.upper - self.margin) | (q <= self.lower + self.margin)
+        if valid is not None:
+            keep = valid.detach().to("cpu", torch.bool)
+            on_stop = on_stop[keep]
+        self.samples += on_stop.shape[0]
+        self._on_stop += on_stop.sum(dim=0, dtype=torch.float64)
+
+    def summary(self, names: list[str]) -> dict[str, Any]:
+        """``margin_rad``, ``flag_share``, ``samples``, one row per joint (``name``, ``share_on_stop``,
+        ``flagged``) and the ``flagged`` names."""
+        shares = (self._on_stop / max(self.samples, 1)).tolist()
+        rows = [
+            {"name": name, "share_on_stop": share, "flagged": share > JOINT_STOP_FLAG_SHARE}
+            for name, share in zip(names, shares, strict=True)
+        ]
+        return {
+            "margin_rad": self.margin,
+            "flag_share": JOINT_STOP_FLAG_SHARE,
+            "samples": self.samples,
+            "joints": rows,
+            "flagged": [row["name"] for row in rows if row["flagged"]],
+        }
+
+
 class FootContactStats:
     """Footfall statistics from per-control-step foot contact: how the robot steps.
 
