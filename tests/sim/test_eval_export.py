@@ -67,6 +67,10 @@ def _check_report(report: dict, requested: int) -> None:
     tracking = report["tracking"]
     # Every env-step is a tracking sample except the ones that ended an episode (one per episode).
     assert tracking["samples"] == env_steps - report["episodes"]
+    stops = report["joint_stops"]  # sampled at the same steps as tracking; one row per policy joint
+    assert stops["samples"] == tracking["samples"]
+    assert [row["name"] for row in stops["joints"]] == [row["name"] for row in report["joint_torques"]["joints"]]
+    assert all(0.0 <= row["share_on_stop"] <= 1.0 for row in stops["joints"])
     # RMS of the error vector ≥ RMS of its x part ≥ |mean x error| (no simulated robot tracks exactly).
     mean_x_error = abs(tracking["mean_commanded_forward_speed_mps"] - tracking["mean_forward_speed_mps"])
     assert tracking["lin_vel_xy_rms_mps"] >= mean_x_error - 1e-9 and tracking["lin_vel_xy_rms_mps"] > 0.0
