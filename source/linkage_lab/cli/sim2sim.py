@@ -58,6 +58,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="with --sweep: seed of the start kicks (default 0)")
     parser.add_argument(
+        "--obs-delay-ms",
+        type=finite_float,
+        default=0.0,
+        metavar="MS",
+        help="the policy acts on a sensor sample this old (rounded to the model's physics step; default 0)",
+    )
+    parser.add_argument(
+        "--action-delay-ms",
+        type=finite_float,
+        default=0.0,
+        metavar="MS",
+        help="the drives apply the policy's targets this much later (rounded to the physics step; default 0)",
+    )
+    parser.add_argument(
         "--io-option",
         action="append",
         default=[],
@@ -73,6 +87,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="print sim2sim.json to stdout")
     add_video_argument(parser)
     parser.set_defaults(func=_sim2sim)
+
+
+def _delays_s(args: argparse.Namespace) -> tuple[float, float]:
+    """``(observation, action)`` delays in s from the options in ms."""
+    return args.obs_delay_ms / 1000.0, args.action_delay_ms / 1000.0
 
 
 def _io_options(tokens: list[str]) -> dict[str, Any]:
@@ -112,6 +131,8 @@ def _sim2sim(args: argparse.Namespace) -> int:
         resolve_robot(bundle)
     except BundleError as exc:
         raise CliError(str(exc)) from None
+    if args.obs_delay_ms < 0 or args.action_delay_ms < 0:
+        raise CliError("--obs-delay-ms and --action-delay-ms must be >= 0")
     if args.episodes is not None and not args.sweep:
         raise CliError("--episodes is a setting of --sweep")
     if args.episodes is not None and args.episodes < 1:
@@ -140,6 +161,7 @@ def _sim2sim(args: argparse.Namespace) -> int:
                 video=args.video,
                 progress=not args.json,
                 io_options=_io_options(args.io_option),
+                delays_s=_delays_s(args),
             )
         except (BundleError, TypeError) as exc:
             raise CliError(str(exc)) from None
@@ -185,6 +207,7 @@ def _closed_chain_sweep(args: argparse.Namespace, bundle: Any) -> int:
             on_case=progress,
             episodes=args.episodes if args.episodes is not None else SWEEP_EPISODES,
             seed=args.seed,
+            delays_s=_delays_s(args),
         )
     except (ValueError, TypeError) as exc:
         raise CliError(str(exc)) from None

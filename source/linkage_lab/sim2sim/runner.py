@@ -27,6 +27,7 @@ import numpy as np
 
 from linkage_lab.sim2sim.bundle import Bundle, BundleError, load_bundle
 from linkage_lab.sim2sim.drive import MotorCommand, RobotSide, driver_clamp, motor_pd_torque
+from linkage_lab.sim2sim.latency import DelayLine, Latency
 from linkage_lab.sim2sim.metrics import FallRule, MotorTorqueStats, feet_in_contact, foot_geoms
 from linkage_lab.sim2sim.sensors import SensorReader, Sensors
 
@@ -226,6 +227,7 @@ def run_sim2sim(
     progress: bool = False,
     io_options: dict[str, Any] | None = None,
     base_kick: Sequence[float] | None = None,
+    delays_s: tuple[float, float] = (0.0, 0.0),
 ) -> dict[str, Any]:
     """Run ``bundle`` on its robot's closed-chain model and return the report (``sim2sim.json``).
 
@@ -244,6 +246,9 @@ def run_sim2sim(
         io_options: Options of the robot side (its ``sim2sim_io`` extra), e.g. an ankle gain mode.
         base_kick: ``(v_x, v_y, ω_z)`` (m/s in the world, rad/s) given to the base at rest before the first
             tick, as Isaac Lab's ``reset_base`` kicks an episode's start; ``None``: it starts at rest.
+        delays_s: ``(observation, action)`` delays in s, rounded to the model's physics step
+            (:class:`~linkage_lab.sim2sim.latency.Latency`): the policy acts on a sample that old, and the
+            drives apply its targets that much later.
 
     Returns:
         The report: tracking, falls, footfalls, per-motor torques and saturation, the sprint's metrics
@@ -261,6 +266,7 @@ def run_sim2sim(
     spec, factory = resolve_robot(bundle)
     start = time.perf_counter()
     run = _Run(bundle, spec, factory, dict(io_options or {}))
+    latency = Latency.from_seconds(*delays_s, run.dt)
     if base_kick is not None:
         _kick_base(run, base_kick)
     hold, tracker = None, None
@@ -277,12 +283,13 @@ def run_sim2sim(
         scripted = ScriptedTargets(gait, bundle.joint_names, bundle.control_period_s)
     recorder = _recorder(bundle) if video is not None else None
     ended, fall, sprint_metrics = _drive(
-        run, bundle, base_command, hold, scripted, tracker, recorder, duration_s, progress
+        run, bundle, base_command, hold, scripted, tracker, recorder, duration_s, progress, latency
     )
     report = _report(run, bundle, scripted, base_command, hold, duration_s, time.perf_counter() - start)
     report.update(ended_reason=ended, falls=int(fall is not None), fall_rate=float(fall is not None), fall=fall)
     report["sprint"] = sprint_metrics
     report["base_kick"] = None if base_kick is None else [float(v) for v in base_kick]
+    report["latency"] = latency.report(run.dt)
     if recorder is not None:
         from linkage_lab.evaluation.video import save_rollout_video
 
@@ -335,6 +342,7 @@ def _drive(
     recorder: Any,
     duration_s: float,
     progress: bool,
+    latency: Latency = Latency(),
 ) -> tuple[str, dict[str, Any] | None, dict[str, Any] | None]:
     """The control loop: ``(ended_reason, fall, sprint metrics)``."""
     import torch
@@ -345,23 +353,28 @@ def _drive(
     ticks = int(round(duration_s / bundle.control_period_s))
     ended, fall, sprint_metrics = "duration", None, None
     sensors = run.sense()
+    observed, applied = DelayLine(latency.observation_steps), DelayLine(latency.action_steps)
+    sample = observed.push(sensors)  # what the controller has read: the sample of observation_steps ago
     if hold is not None:
         hold["start_y_m"] = float(sensors.base_pos_w[1])
     if tracker is not None:
         tracker.update(0.0, torch.as_tensor(sensors.base_pos_w).reshape(1, 3))
     with tqdm(total=ticks, desc="sim2sim", unit="tick", disable=not progress, mininterval=2.0) as bar:
         for tick in range(ticks):
-            tick_command = _heading_hold(base_command, sensors, hold)
+            tick_command = _heading_hold(base_command, sample, hold)
             if scripted is None:
-                motor_command = io.policy_command(sensors, tick_command)
+                motor_command = io.policy_command(sample, tick_command)
             else:
-                motor_command = io.target_command(sensors, scripted(sensors, tick_command))
+                motor_command = io.target_command(sample, scripted(sample, tick_command))
             for substep in range(run.substeps):
                 if substep:
                     sensors = run.sense()
-                run.physics_step(motor_command, sensors)
+                    sample = observed.push(sensors)
+                # The drives' PD reads their own encoders now; the targets reach them action_steps late.
+                run.physics_step(applied.push(motor_command), sensors)
             run.add_notes(motor_command)  # after the period: a host loop counts into them too
             sensors = run.sense()
+            sample = observed.push(sensors)
             if not (np.isfinite(run.data.qpos).all() and np.isfinite(run.data.qvel).all()):
                 ended = "nonfinite_state"
                 break

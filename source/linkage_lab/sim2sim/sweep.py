@@ -123,6 +123,7 @@ def run_closed_chain_sweep(
     on_case: Any = None,
     episodes: int = 1,
     seed: int = 0,
+    delays_s: tuple[float, float] = (0.0, 0.0),
 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """Run ``bundle`` ``episodes`` times per case on its robot's closed chain.
 
@@ -134,6 +135,7 @@ def run_closed_chain_sweep(
         on_case: Called with each finished row (progress).
         episodes: Runs per case: the first from rest, the others with :func:`episode_kicks`' start kicks.
         seed: Seed of the kicks.
+        delays_s: ``(observation, action)`` delays of every run in s (see :func:`run_sim2sim`).
 
     Returns:
         The ``sweep.json`` content and each run's ``sim2sim.json`` report by ``<case>/<run>`` name
@@ -167,7 +169,8 @@ def run_closed_chain_sweep(
     for case in cases:
         command = (case.lin_vel_x_mps, case.ang_vel_z_radps)
         runs = [
-            run_sim2sim(loaded, command, duration_s, io_options=io_options or None, base_kick=kick) for kick in kicks
+            run_sim2sim(loaded, command, duration_s, io_options=io_options or None, base_kick=kick, delays_s=delays_s)
+            for kick in kicks
         ]
         reports.update({f"{case.name}/run{index}": report for index, report in enumerate(runs)})
         rows.append(closed_chain_case(case, runs, targets))
@@ -185,6 +188,7 @@ def run_closed_chain_sweep(
         kick_limits=list(KICK_LIMITS),
         kick_seed=seed,
         robot_side_options=dict(io_options or {}),
+        delays_s={"observation": float(delays_s[0]), "action": float(delays_s[1])},
     )
     return sweep, reports
 
