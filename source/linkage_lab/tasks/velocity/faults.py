@@ -51,6 +51,34 @@ class GuardedJointPositionAction(JointPositionAction):
         self.nonfinite_actions = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
         """Per env: control steps whose action had a non-finite entry (held instead)."""
         self._columns: slice | None = None
+        self._target_delay = _target_delay_buffer(cfg.target_delay_range_steps, self.num_envs, self.device)
+
+    def apply_actions(self) -> None:
+        """Send the joint targets, ``target_delay_range_steps`` physics steps late where a delay is set."""
+        if self._target_delay is None:
+            super().apply_actions()
+            return
+        target = self._target_delay.compute(self.processed_actions)
+        self._asset.set_joint_position_target_index(target=target, joint_ids=self._joint_ids)
+
+    def reset(self, env_ids: Sequence[int] | None = None) -> None:
+        """Zero the last action of ``env_ids`` and draw their target delays anew (all envs when ``None``)."""
+        super().reset(env_ids)
+        if self._target_delay is None:
+            return
+        every = torch.arange(self.num_envs, device=self.device)
+        ids = every if env_ids is None else every[env_ids] if isinstance(env_ids, slice) else torch.as_tensor(env_ids)
+        low, high = self.cfg.target_delay_range_steps
+        lags = torch.randint(int(low), int(high) + 1, (len(ids),), dtype=torch.int, device=self.device)
+        self._target_delay.set_time_lag(lags, ids.to(self.device))
+        self._target_delay.reset(ids.to(self.device))
+
+    @property
+    def target_delay_steps(self) -> torch.Tensor:
+        """Each env's current target delay in physics steps (zeros without a delay range)."""
+        if self._target_delay is None:
+            return torch.zeros(self.num_envs, dtype=torch.int, device=self.device)
+        return self._target_delay.time_lags
 
     def process_actions(self, actions: torch.Tensor) -> None:
         finite = torch.isfinite(actions).all(dim=-1, keepdim=True)
@@ -84,6 +112,29 @@ class GuardedJointPositionActionCfg(JointPositionActionCfg):
 
     action_clip: float | None = None
     """Symmetric clip of the raw action (action units, before ``scale``); ``None``: no clip."""
+
+    target_delay_range_steps: tuple[int, int] = (0, 0)
+    """``(min, max)`` delay of the joint targets in physics steps, drawn per env at every reset (uniform,
+    inclusive): the robot's control latency, randomised at the physics step's resolution (``(0, 4)`` is
+    0-20 ms at a 5 ms step). ``(0, 0)``: none."""
+
+
+def _target_delay_buffer(range_steps: Sequence[int], num_envs: int, device: str) -> Any:
+    """The target delay line of :attr:`GuardedJointPositionActionCfg.target_delay_range_steps` (``None``: no delay).
+
+    Raises:
+        ValueError: Not ``(min, max)`` with ``0 <= min <= max``.
+    """
+    low, high = (int(v) for v in range_steps)
+    if not 0 <= low <= high:
+        raise ValueError(f"target_delay_range_steps must be (min, max) with 0 <= min <= max, got {tuple(range_steps)}")
+    if high == 0:
+        return None
+    from isaaclab.utils.buffers import DelayBuffer
+
+    buffer = DelayBuffer(high, num_envs, device=device)
+    buffer.set_time_lag(low)
+    return buffer
 
 
 class NonFiniteState(ManagerTermBase):
