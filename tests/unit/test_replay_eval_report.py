@@ -67,7 +67,9 @@ class FakeEnv:
             root_ang_vel_b=SimpleNamespace(torch=torch.tensor([[0.0, 0.0, 0.1]] * 2)),
             applied_torque=SimpleNamespace(torch=torch.zeros(2, len(names))),
             computed_torque=SimpleNamespace(torch=torch.zeros(2, len(names))),
-            joint_pos=torch.zeros(2, len(names)),
+            # Both envs hold the second joint 2 mrad off its upper end (on the stop); the others sit at 0.
+            joint_pos=SimpleNamespace(torch=torch.zeros(2, len(names)).index_fill_(1, torch.tensor([1]), 0.998)),
+            joint_pos_limits=SimpleNamespace(torch=torch.tensor([-1.0, 1.0]).repeat(2, len(names), 1)),
         )
 
         def body(substep):
@@ -104,7 +106,7 @@ class FakeEnv:
         for actuator in self.robot.actuators.values():
             columns = [self.robot.joint_names.index(j) for j in actuator.joint_names]
             actuator.substep = substep
-            actuator.compute(None, data.joint_pos[:, columns], torch.zeros(2, len(columns)))
+            actuator.compute(None, data.joint_pos.torch[:, columns], torch.zeros(2, len(columns)))
             data.computed_torque.torch[:, columns] = actuator.computed_effort
             data.applied_torque.torch[:, columns] = actuator.applied_effort
 
@@ -172,6 +174,15 @@ def test_loop_stops_at_the_requested_episodes_with_known_statistics(fake_robot_i
     assert rows["b"]["peak_nm"] == 4.0 and rows["c"]["peak_ratio"] == pytest.approx(1.5)
     assert rows["c"]["rms_nm"] == pytest.approx(((6**2 + 3 * 3**2) / 8) ** 0.5)
     assert rows["c"]["commanded_peak_nm"] == 8.0
+
+    # Joint stops are sampled with the tracking samples: the second joint is on its stop throughout.
+    stops = report["joint_stops"]
+    assert stops["samples"] == tracking["samples"]
+    shares = {row["name"]: row["share_on_stop"] for row in stops["joints"]}
+    on_stop = JOINTS[1]
+    assert shares[on_stop] == 1.0
+    assert all(share == 0.0 for name, share in shares.items() if name != on_stop)
+    assert stops["flagged"] == [on_stop]
 
     # The ankles: only the first substep of each control step is outside the motors' peak.
     ankle_replay = report["ankle_replay"]
