@@ -423,7 +423,7 @@ def test_sim2sim_bundle_file_names_the_folder(capsys, tmp_path):
 
 def test_unknown_io_options_list_the_valid_ones():
     from linkage_lab.sim2sim.bundle import BundleError
-    from linkage_lab.sim2sim.runner import check_io_options
+    from linkage_lab.sim2sim.robot_side import check_io_options
 
     def factory(bundle, chain, ankle_mode="host_torque", *, gain_scale=1.0):
         return None
@@ -440,7 +440,7 @@ def test_the_robots_io_options_are_checked_by_name(robot, valid):
 
     from linkage_lab.robots.registry import get_robot
     from linkage_lab.sim2sim.bundle import BundleError
-    from linkage_lab.sim2sim.runner import check_io_options
+    from linkage_lab.sim2sim.robot_side import check_io_options
 
     factory = get_robot(robot).extra("sim2sim_io")
     for name in valid:

@@ -110,11 +110,11 @@ def _sim2sim(args: argparse.Namespace) -> int:
     from linkage_lab.cli.main import CliError
     from linkage_lab.outputs import OutputWriteError, check_output_dir
     from linkage_lab.sim2sim.bundle import BundleError, load_bundle
+    from linkage_lab.sim2sim.robot_side import resolve_robot
     from linkage_lab.sim2sim.runner import (
         SIM2SIM_COMMAND,
         default_out_dir,
         parse_command,
-        resolve_robot,
         run_sim2sim,
         write_report,
     )

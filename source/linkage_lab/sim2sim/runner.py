@@ -29,6 +29,7 @@ from linkage_lab.sim2sim.bundle import Bundle, BundleError, load_bundle
 from linkage_lab.sim2sim.drive import MotorCommand, RobotSide, driver_clamp, motor_pd_torque
 from linkage_lab.sim2sim.latency import DelayLine, Latency
 from linkage_lab.sim2sim.metrics import FallRule, MotorTorqueStats, feet_in_contact, foot_geoms
+from linkage_lab.sim2sim.robot_side import check_io_options, resolve_robot
 from linkage_lab.sim2sim.sensors import SensorReader, Sensors
 
 #: The command name in the output folder's manifest (:mod:`linkage_lab.outputs`).
@@ -44,25 +45,6 @@ POLICIES = ("bundle", "scripted")
 #: (the sprint task's ``LaneKeepingVelocityCommand``).
 _SPRINT_HEADING = "heading hold to the lane's direction"
 _SPRINT_LANE = "lane keeping: heading towards the lane's centre line lane_lookahead_m ahead"
-
-
-def resolve_robot(bundle: Bundle) -> tuple[Any, Any]:
-    """The bundle's robot spec and its ``sim2sim_io`` factory.
-
-    Raises:
-        BundleError: The robot is unknown, has no closed-chain model, or no sim2sim robot side.
-    """
-    from linkage_lab.robots.registry import MissingCapability, UnknownRobot, get_robot
-
-    try:
-        spec = get_robot(bundle.robot)
-        spec.require("closed_chain")
-        factory = spec.extra("sim2sim_io")
-    except (UnknownRobot, MissingCapability) as exc:
-        raise BundleError(f"bundle {bundle.path}: {exc}") from None
-    if tuple(spec.joint_names) != bundle.joint_names:
-        raise BundleError(f"bundle {bundle.path}: its joint_names are not robot {spec.name!r}'s policy joint order")
-    return spec, factory
 
 
 def _sprint_setup(
@@ -135,29 +117,6 @@ def parse_command(text: str) -> tuple[float, float]:
     if len(values) not in (1, 2) or not all(math.isfinite(v) for v in values):
         raise ValueError(f"command must be VX or VX,WZ (m/s, rad/s), e.g. 0.3,0.0; got {text!r}")
     return (values[0], values[1] if len(values) == 2 else 0.0)
-
-
-def check_io_options(factory: Any, io_options: dict[str, Any], robot: str) -> None:
-    """Refuse options the robot side's ``factory(bundle, chain, **options)`` does not take, listing the ones it does
-    (its ``options`` attribute, else its signature).
-
-    Raises:
-        BundleError: An unknown option.
-    """
-    import inspect
-
-    known = getattr(factory, "options", None)  # a lazy wrapper (``**options``) names its target's options
-    if known is None:
-        parameters = list(inspect.signature(factory).parameters.values())[2:]
-        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-            return
-        known = [p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    unknown = sorted(set(io_options) - set(known))
-    if unknown:
-        raise BundleError(
-            f"unknown --io-option {', '.join(unknown)} for {robot}'s robot side; "
-            f"it takes: {', '.join(known) if known else 'no options'}"
-        )
 
 
 class _Run:

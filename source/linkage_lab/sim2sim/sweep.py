@@ -147,7 +147,8 @@ def run_closed_chain_sweep(
             reported without targets), or fewer than one episode.
     """
     from linkage_lab.evaluation.sweep import sweep_document, task_acceptance
-    from linkage_lab.sim2sim.runner import resolve_robot, run_sim2sim
+    from linkage_lab.sim2sim.robot_side import resolve_robot
+    from linkage_lab.sim2sim.runner import run_sim2sim
     from linkage_lab.tasks.registry import UnknownTaskError
 
     kicks = episode_kicks(episodes, seed)
