@@ -130,3 +130,17 @@ def log_python_warnings() -> None:
             sys.stderr.write(text)  # no log to write: the warning is not lost
 
     warnings.showwarning = show
+
+
+def init_warp_quietly() -> None:
+    """Start Warp inside a :func:`framework_output` block, so that its start-up notices (on a machine
+    without a GPU, "Warp CUDA warning: Could not find or load the NVIDIA CUDA driver") go to the log;
+    later starts are no-ops. Nothing happens when :func:`verbose` or where Warp is not installed."""
+    if verbose():
+        return
+    try:
+        import warp
+    except ImportError:
+        return
+    with framework_output("warp start-up"):
+        warp.init()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import signal
 from pathlib import Path
 
@@ -624,3 +625,30 @@ def test_ankle_report_plot_refuses_to_replace_a_users_png(capsys, tmp_path):
     assert (tmp_path / "torque_diamond.png").read_bytes() == b"my figure"
     assert main(["ankle", "report", "--plot", str(tmp_path), "--force"]) == 0
     assert (tmp_path / "torque_diamond.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_warp_starts_inside_the_framework_log(tmp_path):
+    """On a machine without a GPU Warp's native library prints a CUDA notice to file descriptor 2 when it
+    starts; simulation commands start it inside the framework log, so the notice never reaches the console.
+    Run in a child process: the redirection works on the process's real file descriptors."""
+    import subprocess
+    import sys
+
+    from linkage_lab.cli.main import SIMULATION_COMMANDS
+
+    assert {"demo", "train", "eval", "export", "sprint", "ship"} <= SIMULATION_COMMANDS
+    log = tmp_path / "framework.log"
+    script = f"""
+import os
+import warp
+import linkage_lab.console as console
+console.FRAMEWORK_LOG = __import__("pathlib").Path({str(log)!r})
+warp.init = lambda: os.write(2, b"Warp CUDA warning: no driver\\n")
+console.init_warp_quietly()
+print("done")
+"""
+    env = {**os.environ, "LINKAGE_LAB_VERBOSE": "0"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "done" in done.stdout and "Warp CUDA warning" not in done.stdout + done.stderr
+    assert "Warp CUDA warning: no driver" in log.read_text()

@@ -32,6 +32,10 @@ COMMAND_MODULES = (
 )
 
 
+#: Commands that build Isaac Lab simulations (and so start Warp).
+SIMULATION_COMMANDS = frozenset({"demo", "train", "bench", "eval", "export", "sprint", "ship"})
+
+
 class CliError(RuntimeError):
     """An error the user caused (bad input, missing file); printed without a traceback."""
 
@@ -104,11 +108,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    from linkage_lab.console import log_python_warnings, set_verbose
+    from linkage_lab.console import init_warp_quietly, log_python_warnings, set_verbose
 
     if args.verbose:
         set_verbose(True)
     log_python_warnings()
+    if args.command in SIMULATION_COMMANDS:
+        init_warp_quietly()  # some imports start Warp, which prints a CUDA notice on a CPU machine
     enable_stack_dumps()
     accepts_overrides = getattr(args, "accepts_overrides", False)
     if extra and not accepts_overrides:
