@@ -48,7 +48,7 @@ def _ship(args: argparse.Namespace, overrides: list[str]) -> int:
     from linkage_lab.evaluation.policies import read_checkpoint, resolve_checkpoint
     from linkage_lab.evaluation.policy_check import check_checkpoint_sizes, checkpoint_sizes, task_sizes
     from linkage_lab.evaluation.sweep import parse_case
-    from linkage_lab.pretrained import discard_staged, install_policy, stage_policy
+    from linkage_lab.pretrained import PREVIOUS_DIR, discard_staged, install_policy, stage_policy
     from linkage_lab.runtime import resolve_configs
 
     try:
@@ -75,8 +75,8 @@ def _ship(args: argparse.Namespace, overrides: list[str]) -> int:
         discard_staged(staging)
         raise
     print(f"shipped {checkpoint} -> {folder}")
-    if (folder / "previous").is_dir():
-        print(f"the policy it replaced: {folder / 'previous'}")
+    if (folder / PREVIOUS_DIR).is_dir():
+        print(f"the policy it replaced: {folder / PREVIOUS_DIR}")
     if passed is False:
         print("verdict: missed (see the sweeps above); exit status 3")
     return verdict_exit(passed)

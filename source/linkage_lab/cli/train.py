@@ -12,11 +12,6 @@ if TYPE_CHECKING:
 
 from linkage_lab.cli.exit_codes import INTERRUPTED, TERMINATED
 
-#: Exit status of a run stopped by Ctrl-C (128 + SIGINT), as shells report it.
-INTERRUPTED_EXIT = INTERRUPTED
-#: Exit status of a run stopped by SIGTERM (128 + SIGTERM).
-TERMINATED_EXIT = TERMINATED
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``train`` command."""
@@ -93,11 +88,11 @@ def _train(args: argparse.Namespace, overrides: list[str]) -> int:
         raise CliError(str(exc)) from exc
     except TrainingInterrupted as stop:
         _report_interrupt(stop.result, args.task, signal.Signals(stop.signum).name)
-        return TERMINATED_EXIT if stop.signum == signal.SIGTERM else INTERRUPTED_EXIT
+        return TERMINATED if stop.signum == signal.SIGTERM else INTERRUPTED
     except KeyboardInterrupt as stop:  # before the run existed: nothing to save
         signum = stop_signum(stop)
         print(f"training stopped ({signal.Signals(signum).name}) before it started: nothing saved", file=sys.stderr)
-        return TERMINATED_EXIT if signum == signal.SIGTERM else INTERRUPTED_EXIT
+        return TERMINATED if signum == signal.SIGTERM else INTERRUPTED
     print(
         f"training finished in {result.wall_time_s:.0f} s (iterations {result.first_iteration}-{result.last_iteration})"
     )
