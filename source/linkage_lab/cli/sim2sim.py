@@ -19,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "sim2sim",
         help="run an exported bundle on the robot's closed-chain MuJoCo model (sim-to-sim) and report eval metrics",
         description="policy.onnx runs through onnxruntime at the bundle's control period on what the robot senses "
-        "(IMU, motor encoders -> joint estimates through the bundle's FK, odometry for the base velocity); its "
+        "(IMU, motor encoders -> joint estimates through the bundle's FK, the base-velocity estimator from IMU + leg kinematics); its "
         "actions go through the bundle's robot-side code to motor-level PD at physics rate on the closed-chain "
         "model. Writes outputs/sim2sim/<bundle>_<policy>[_sprint]/sim2sim.json.",
     )

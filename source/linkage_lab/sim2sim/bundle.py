@@ -37,7 +37,7 @@ REQUIRED_KEYS = (
 #: Observation functions (Isaac Lab's term functions, by name) the generic loop builds, and the sensed
 #: value each reads.
 SENSED_TERMS = {
-    "base_lin_vel": "odometry: base linear velocity in the base frame",
+    "base_lin_vel": "the base-velocity estimator (IMU + leg kinematics + contact) in the base frame",
     "base_ang_vel": "IMU gyro",
     "projected_gravity": "IMU orientation: gravity in the base frame",
     "generated_commands": "the velocity command",

@@ -101,7 +101,19 @@ class S3N:
 class Control:
     stiffness_nm_per_rad: float = positive()
     damping_nms_per_rad: float = nonnegative()
+    ankle_stiffness_nm_per_rad: float = positive()
+    ankle_damping_nms_per_rad: float = nonnegative()
     standing_pose_rad: dict[str, float]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Randomization:
+    """Ranges training draws each env's constants from (``[low, high]``)."""
+
+    armature_scale: tuple[float, float] = positive()
+    motor_gain_scale: tuple[float, float] = positive()
+    joint_friction_nm: tuple[float, float] = nonnegative()
+    ground_friction: tuple[float, float] = positive()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,3 +133,4 @@ class LimitConfig:
     transmission: Transmission
     s3n: S3N
     control: Control
+    randomization: Randomization

@@ -14,11 +14,14 @@ from typing import Any
 
 import numpy as np
 
+from linkage_lab.robots.limit import limit_config
 from linkage_lab.robots.limit.deploy import DEPLOY_FILENAME, ImuSample, JointSample, JointTarget, LimitDeployment
+from linkage_lab.robots.limit.estimator import limit_base_velocity_estimator
 from linkage_lab.robots.limit.joints import JOINT_IDS, JOINT_NAMES
 from linkage_lab.sim2sim.bundle import Bundle, BundleError
 from linkage_lab.sim2sim.drive import MotorCommand
 from linkage_lab.sim2sim.sensors import Sensors
+from linkage_lab.sim2sim.velocity_source import VelocitySource
 
 
 def wire_motor_names(chain: Any) -> tuple[str, ...]:
@@ -34,13 +37,15 @@ class LimitSim2SimIO:
     Args:
         bundle: The exported bundle (``deploy.json`` and ``policy.onnx``).
         chain: The Limit's closed-chain model.
+        base_velocity: ``estimate`` (the robot's estimator: IMU + leg kinematics + contact) or ``truth`` (the
+            simulator's base velocity, for comparison).
 
     Raises:
         BundleError: The bundle has no ``deploy.json``, or its wire carries joint angles (firmware conversion,
-            not modelled here).
+            not modelled here), or an unknown ``base_velocity``.
     """
 
-    def __init__(self, bundle: Bundle, chain: Any):
+    def __init__(self, bundle: Bundle, chain: Any, base_velocity: str = "estimate"):
         try:
             self.deployment = LimitDeployment(bundle.file(DEPLOY_FILENAME).parent)
         except (KeyError, ValueError) as exc:
@@ -60,10 +65,17 @@ class LimitSim2SimIO:
         self._sign = np.asarray(config.encoder_sign, dtype=float)
         self._offset = np.asarray(config.encoder_offset_rad, dtype=float)
         self._num_motors = len(motors)
+        try:
+            self.velocity = VelocitySource(
+                limit_base_velocity_estimator(limit_config()), base_velocity, config.control_period_s
+            )
+        except ValueError as exc:
+            raise BundleError(str(exc)) from None
 
     def reset(self) -> None:
-        """Forget the last action."""
+        """Forget the last action and start the velocity estimate at rest."""
         self.deployment.reset()
+        self.velocity.reset()
 
     def samples(self, sensors: Sensors) -> list[JointSample]:
         """The 12 wire records of the motor encoders (through the encoder sign/offset table)."""
@@ -73,12 +85,12 @@ class LimitSim2SimIO:
         torque = self._sign * sensors.motor_torque_nm[index]
         return [JointSample(int(i), float(p), float(v), float(t)) for i, p, v, t in zip(JOINT_IDS, pos, vel, torque)]
 
-    @staticmethod
-    def imu(sensors: Sensors) -> ImuSample:
-        """The IMU (gyro, gravity from its orientation) and odometry (base velocity) in the base frame."""
-        return ImuSample(
-            base_lin_vel=sensors.base_lin_vel_b, ang_vel=sensors.gyro_b, projected_gravity=sensors.projected_gravity_b
-        )
+    def imu(self, sensors: Sensors, samples: list[JointSample]) -> ImuSample:
+        """The IMU (gyro, gravity from its orientation) and the base velocity estimated from it and the decoded
+        joints, in the base frame."""
+        state = self.deployment.wire.decode(samples)
+        velocity = self.velocity(sensors, state.joint_pos, state.joint_vel)
+        return ImuSample(base_lin_vel=velocity, ang_vel=sensors.gyro_b, projected_gravity=sensors.projected_gravity_b)
 
     def joint_estimate(self, sensors: Sensors) -> tuple[np.ndarray, np.ndarray]:
         """Joint angles and rates (canonical order) decoded from the wire records."""
@@ -100,7 +112,8 @@ class LimitSim2SimIO:
 
     def policy_command(self, sensors: Sensors, command: np.ndarray) -> MotorCommand:
         """One tick of :meth:`LimitDeployment.step` on the sensed records."""
-        return self.motor_command(self.deployment.step(self.samples(sensors), self.imu(sensors), command))
+        samples = self.samples(sensors)
+        return self.motor_command(self.deployment.step(samples, self.imu(sensors, samples), command))
 
     def target_command(self, sensors: Sensors, joint_targets: np.ndarray) -> MotorCommand:
         """Serial joint targets (rad, canonical order) encoded as the policy's are (:meth:`WireMap.encode`)."""
@@ -118,11 +131,12 @@ class LimitSim2SimIO:
             "wire_motors": dict(zip(map(str, JOINT_IDS), self.wire_motors, strict=True)),
             "observation": {t.name: _SOURCES.get(t.source, t.source) for t in config.observation},
             "drivers": "per-motor PD on each JointTarget (pos, vel, kp, kd, max_tq) at every physics step",
+            "base_velocity": self.velocity.report(),
         }
 
 
 _SOURCES = {
-    "base_lin_vel": "odometry (the simulator's base velocity: an ideal estimator)",
+    "base_lin_vel": "the base-velocity estimator (IMU + leg kinematics + contact), or the truth with base_velocity=truth",
     "base_ang_vel": "IMU gyro",
     "projected_gravity": "IMU orientation",
     "velocity_commands": "the command",

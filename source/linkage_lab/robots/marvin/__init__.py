@@ -84,7 +84,7 @@ def _sim2sim_io(bundle: Any, chain: Any, **options: Any) -> Any:
 
 
 #: The options ``MarvinSim2SimIO`` takes (``sim2sim --io-option KEY=VALUE``), named here so the import stays lazy.
-_sim2sim_io.options = ("ankle_mode",)
+_sim2sim_io.options = ("ankle_mode", "base_velocity")
 
 
 SPEC = RobotSpec(

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from linkage_lab.robots.marvin.estimator import marvin_base_velocity_estimator
+from linkage_lab.robots.marvin.gait import marvin_config
 from linkage_lab.robots.marvin.joints import SIDES
 from linkage_lab.robots.marvin.race import (
     HEADING_HOLD_GAIN_PER_S,
@@ -32,6 +34,7 @@ from linkage_lab.robots.marvin.race import (
 from linkage_lab.sim2sim.bundle import Bundle, BundleError, BundlePolicy
 from linkage_lab.sim2sim.drive import MotorCommand
 from linkage_lab.sim2sim.sensors import Sensors
+from linkage_lab.sim2sim.velocity_source import VelocitySource
 
 ANKLE_MODES = ("host_torque", "motor_pd")
 #: FK's last Newton step above this flags an estimate that did not converge (rad; the bridge's doc).
@@ -111,12 +114,14 @@ class MarvinSim2SimIO:
         chain: Marvin's closed-chain model.
         ankle_mode: ``host_torque`` or ``motor_pd`` (see the module); ``None``: the bundle's
             ``ankle_gain_mode``.
+        base_velocity: ``estimate`` (the robot's estimator: IMU + leg kinematics + contact) or ``truth`` (the
+            simulator's base velocity, for comparison).
 
     Raises:
-        BundleError: A bridge file is missing, or the mode is unknown.
+        BundleError: A bridge file is missing, or the mode or ``base_velocity`` is unknown.
     """
 
-    def __init__(self, bundle: Bundle, chain: Any, ankle_mode: str | None = None):
+    def __init__(self, bundle: Bundle, chain: Any, ankle_mode: str | None = None, base_velocity: str = "estimate"):
         mode = ankle_mode or bundle.metadata.get("ankle_gain_mode") or ANKLE_MODES[0]
         if mode not in ANKLE_MODES:
             raise BundleError(f"unknown ankle mode {mode!r}; known: {', '.join(ANKLE_MODES)}")
@@ -143,11 +148,17 @@ class MarvinSim2SimIO:
         self.kd = np.asarray(bundle.metadata["kd"], dtype=np.float64)
         self.peak = np.array([m.peak_torque_nm for m in chain.motors])
         self.default_joint_pos = np.asarray(bundle.metadata["default_joint_pos"], dtype=np.float64)
+        try:
+            estimator = marvin_base_velocity_estimator(marvin_config(), self.joint_names)
+            self.velocity = VelocitySource(estimator, base_velocity, self.control_period_s)
+        except ValueError as exc:
+            raise BundleError(str(exc)) from None
         self.reset()
 
     def reset(self) -> None:
         """Forget the last action, the gait state and the FK warm starts (back to the standing pose)."""
         self.policy.reset()
+        self.velocity.reset()
         self._guess = {side: self.default_joint_pos[index] for side, (index, _) in self.ankles.items()}
 
     def sprint_command(self, scripted: bool = False) -> dict[str, float]:
@@ -190,7 +201,7 @@ class MarvinSim2SimIO:
         """One tick of the bundle's policy on the sensed values, then :meth:`target_command`."""
         pos, vel, _ = self._estimate(sensors)
         values = {
-            "base_lin_vel": sensors.base_lin_vel_b,
+            "base_lin_vel": self.velocity(sensors, pos, vel),
             "base_ang_vel": sensors.gyro_b,
             "projected_gravity": sensors.projected_gravity_b,
             "generated_commands": np.asarray(command, dtype=np.float64),
@@ -246,6 +257,7 @@ class MarvinSim2SimIO:
             "ankle_mode": self.ankle_mode,
             "ankle_estimate": "crank encoders -> fk.onnx (warm start: previous estimate) -> velocity.onnx",
             "observation": self.policy.observation.sources(),
+            "base_velocity": self.velocity.report(),
             "drivers": "per-motor joint PD on hips/knees/arms; ankles: "
             + (
                 "host PD every physics step, torque.onnx -> crank torques (kp = kd = 0)"

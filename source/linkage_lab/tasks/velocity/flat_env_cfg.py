@@ -15,7 +15,7 @@ from isaaclab.utils.modifiers import ModifierCfg
 from isaaclab_tasks.core.velocity.velocity_env_cfg import LocomotionVelocityRoughEnvCfg
 
 from linkage_lab.description.ground import build_ground
-from linkage_lab.tasks.velocity import faults
+from linkage_lab.tasks.velocity import estimate, faults
 
 #: Clip of the policy's raw actions (action units, ``q* = q_default + scale · a``), in the env and
 #: in the rsl-rl runner (``clip_actions``). Wide enough never to change a target inside a joint's
@@ -55,6 +55,12 @@ class LinkageVelocityFlatEnvCfg(LocomotionVelocityRoughEnvCfg):
         # Custom (explicit, Python) actuator classes run on the Isaac Lab actuator path.
         self.sim.use_newton_actuators = False
         self.commands.base_velocity.debug_vis = False
+        # No robot measures its base velocity: the actor sees an estimator's (its bias and noise; robots set
+        # their measured values in params).
+        self.observations.policy.base_lin_vel = ObsTerm(
+            func=estimate.base_lin_vel_estimate,
+            params={"bias_mps": estimate.DEFAULT_BIAS_MPS, "noise_std_mps": estimate.DEFAULT_NOISE_STD_MPS},
+        )
         self._guard_numeric_faults()
         self._replay_cpu_physics_as_graph()
 

@@ -1,0 +1,236 @@
+"""The base-velocity estimate a robot can compute: IMU + leg kinematics + foot contact (numpy).
+
+No robot carries a velocity sensor. Legged robots estimate the base velocity by fusing the IMU's
+accelerometer (integrated: smooth but drifting) with leg odometry (a planted foot does not move, so
+the base moves opposite to the foot's velocity relative to the base: unbiased but noisy, and wrong for
+a swinging or slipping foot). :class:`BaseVelocityEstimator` is the linear Kalman filter that does
+this on the world-frame velocity ``v``:
+
+* predict: ``v ← v + (R f + g) Δt``, ``P ← P + σ_a² Δt I`` with ``f`` the accelerometer's specific
+  force in the base frame, ``R`` the IMU's orientation (base → world) and ``g = (0, 0, −9.81)``;
+* update, for each foot within ``contact_band_m`` of the lowest foot (in the gravity frame):
+  ``z = −R (J_foot q̇ + ω × p_foot)`` with ``p_foot`` the foot point in the base frame from the joint
+  angles and ``J_foot q̇`` its velocity relative to the base; measurement covariance ``σ_f² I``;
+  a foot whose innovation fails the χ² gate (swing, slip) is left out, unless every foot fails, when
+  the best one is used so the estimate cannot drift away for good.
+
+The leg chains are data (:class:`LegChain`: joint origins and axes from the robot's description, the
+foot's sole point), so the same filter runs any robot; the robot's package says which links are feet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from linkage_lab.description.model import RobotModel
+from linkage_lab.kinematics.rotation import axis_rotation
+
+#: Gravity in the world frame (m/s², +z up).
+GRAVITY_W = np.array([0.0, 0.0, -9.81])
+
+
+@dataclass(frozen=True)
+class ChainJoint:
+    """One joint of a leg chain (URDF semantics with ``rpy = 0``).
+
+    Attributes:
+        index: The joint's index in the joint vector the estimator is given (``-1``: a fixed joint).
+        origin_m: The joint frame's origin in its parent frame (m).
+        axis: Its unit rotation axis in its own frame.
+    """
+
+    index: int
+    origin_m: tuple[float, float, float]
+    axis: tuple[float, float, float] = (0.0, 1.0, 0.0)
+
+
+@dataclass(frozen=True)
+class LegChain:
+    """The joints from the base to one foot, and the foot's contact point.
+
+    Attributes:
+        name: The foot's name (for reports).
+        joints: Base to foot, in order.
+        sole_point_m: The contact point in the last joint's frame (m).
+    """
+
+    name: str
+    joints: tuple[ChainJoint, ...]
+    sole_point_m: tuple[float, float, float]
+
+    def foot_point(self, joint_pos: np.ndarray, joint_vel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The sole point ``p`` in the base frame (m) and its velocity relative to the base ``J q̇`` (m/s).
+
+        ``J q̇ = Σ_j (a_j × (p − o_j)) q̇_j`` over the revolute joints, with ``o_j`` and ``a_j`` the
+        joint's origin and axis in the base frame.
+        """
+        rotation = np.eye(3)
+        position = np.zeros(3)
+        origins, axes, rates = [], [], []
+        for joint in self.joints:
+            position = position + rotation @ np.asarray(joint.origin_m, dtype=float)
+            if joint.index >= 0:
+                axis = np.asarray(joint.axis, dtype=float)
+                origins.append(position)
+                axes.append(rotation @ axis)
+                rates.append(float(joint_vel[joint.index]))
+                rotation = rotation @ axis_rotation(axis, float(joint_pos[joint.index]))
+        point = position + rotation @ np.asarray(self.sole_point_m, dtype=float)
+        velocity = np.zeros(3)
+        for origin, axis, rate in zip(origins, axes, rates, strict=True):
+            velocity += np.cross(axis, point - origin) * rate
+        return point, velocity
+
+
+@dataclass(frozen=True)
+class EstimatorCfg:
+    """Noise model and contact rule of :class:`BaseVelocityEstimator`.
+
+    Attributes:
+        accel_noise_mps2: Accelerometer noise density as a random walk on the velocity (m/s² per √(1/s)):
+            what the prediction's covariance grows by, ``σ_a² Δt`` per step.
+        foot_noise_mps: Standard deviation of one planted foot's velocity measurement (m/s): encoder
+            noise through the leg Jacobian plus the foot's roll and small slips.
+        contact_band_m: A foot this close to the lowest foot (height in the gravity frame, m) counts as
+            planted; the χ² gate then removes the ones that move.
+        gate_chi2: The innovation gate ``yᵀ S⁻¹ y`` above which a foot's measurement is left out (3 degrees
+            of freedom: 11.34 passes 99 % of the measurements of a truly planted foot).
+        use_accelerometer: ``False``: leg odometry alone (the prediction keeps ``v``; for comparisons).
+    """
+
+    accel_noise_mps2: float = 0.5
+    foot_noise_mps: float = 0.08
+    contact_band_m: float = 0.015
+    gate_chi2: float = 11.34
+    use_accelerometer: bool = True
+
+
+@dataclass
+class EstimatorState:
+    """What :meth:`BaseVelocityEstimator.update` keeps between calls."""
+
+    velocity_w: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    covariance: np.ndarray = field(default_factory=lambda: np.eye(3))
+    feet_used: int = 0
+
+
+class BaseVelocityEstimator:
+    """Kalman filter of the base's world velocity from the IMU and the legs (module docstring).
+
+    Args:
+        chains: One :class:`LegChain` per foot.
+        cfg: Noise model and contact rule.
+
+    Raises:
+        ValueError: No chain, or a non-positive noise.
+    """
+
+    def __init__(self, chains: Sequence[LegChain], cfg: EstimatorCfg | None = None):
+        self.chains = tuple(chains)
+        self.cfg = EstimatorCfg() if cfg is None else cfg
+        if not self.chains:
+            raise ValueError("a base-velocity estimator needs at least one leg chain")
+        if not (self.cfg.accel_noise_mps2 > 0 and self.cfg.foot_noise_mps > 0 and self.cfg.gate_chi2 > 0):
+            raise ValueError(f"estimator noises and gate must be positive, got {self.cfg}")
+        self.state = EstimatorState()
+
+    def reset(self, velocity_w: Sequence[float] | None = None, sigma_mps: float = 1.0) -> None:
+        """Start again at ``velocity_w`` (``None``: at rest) with a standard deviation of ``sigma_mps``."""
+        start = np.zeros(3) if velocity_w is None else np.asarray(velocity_w, dtype=float)
+        self.state = EstimatorState(start.copy(), np.eye(3) * sigma_mps**2)
+
+    def update(
+        self,
+        dt_s: float,
+        joint_pos: np.ndarray,
+        joint_vel: np.ndarray,
+        gyro_b: np.ndarray,
+        accelerometer_b: np.ndarray,
+        rotation_wb: np.ndarray,
+    ) -> np.ndarray:
+        """One predict + update; returns the base velocity in the base frame (m/s).
+
+        Args:
+            dt_s: Time since the last call (s).
+            joint_pos: Joint angles (rad), indexed as the chains' joints say.
+            joint_vel: Joint rates (rad/s), same indexing.
+            gyro_b: IMU angular velocity in the base frame (rad/s).
+            accelerometer_b: IMU specific force in the base frame (m/s², +9.81 up at rest).
+            rotation_wb: IMU orientation as a rotation matrix, base → world.
+
+        Raises:
+            ValueError: A non-finite input (the state is kept as it was).
+        """
+        inputs = (joint_pos, joint_vel, gyro_b, accelerometer_b, rotation_wb)
+        if not np.isfinite(dt_s) or dt_s < 0 or not all(np.all(np.isfinite(x)) for x in inputs):
+            raise ValueError("base-velocity estimator: non-finite input, update skipped")
+        cfg, state = self.cfg, self.state
+        rotation = np.asarray(rotation_wb, dtype=float)
+        velocity, covariance = state.velocity_w.copy(), state.covariance.copy()
+        if cfg.use_accelerometer:
+            velocity += (rotation @ np.asarray(accelerometer_b, dtype=float) + GRAVITY_W) * dt_s
+        covariance += np.eye(3) * cfg.accel_noise_mps2**2 * dt_s
+        measurements = self._foot_measurements(joint_pos, joint_vel, np.asarray(gyro_b, dtype=float), rotation)
+        noise = np.eye(3) * cfg.foot_noise_mps**2
+        scored = []
+        for z in measurements:
+            innovation = z - velocity
+            distance = float(innovation @ np.linalg.solve(covariance + noise, innovation))
+            scored.append((distance, z))
+        accepted = [z for d, z in scored if d <= cfg.gate_chi2]
+        if not accepted and scored:
+            accepted = [min(scored, key=lambda item: item[0])[1]]
+        for z in accepted:
+            gain = covariance @ np.linalg.inv(covariance + noise)
+            velocity = velocity + gain @ (z - velocity)
+            covariance = (np.eye(3) - gain) @ covariance
+        self.state = EstimatorState(velocity, 0.5 * (covariance + covariance.T), len(accepted))
+        return rotation.T @ velocity
+
+    def _foot_measurements(
+        self, joint_pos: np.ndarray, joint_vel: np.ndarray, gyro_b: np.ndarray, rotation: np.ndarray
+    ) -> list[np.ndarray]:
+        """World-frame base velocities implied by each foot low enough to be planted."""
+        feet = [chain.foot_point(joint_pos, joint_vel) for chain in self.chains]
+        heights = np.array([(rotation @ point)[2] for point, _ in feet])
+        low = heights <= heights.min() + self.cfg.contact_band_m
+        return [-rotation @ (rel + np.cross(gyro_b, point)) for (point, rel), planted in zip(feet, low) if planted]
+
+
+def leg_chains(
+    model: RobotModel, feet: dict[str, tuple[str, tuple[float, float, float]]], joint_names: Sequence[str]
+) -> list[LegChain]:
+    """Leg chains from a serial-tree description.
+
+    Args:
+        model: The robot's description (its root link is the base).
+        feet: Foot name → (its link, the sole point in that link's frame (m)).
+        joint_names: The joint vector's order (what the estimator's ``joint_pos`` indexes); a revolute
+            joint on a leg that is not in it is an error.
+
+    Raises:
+        ValueError: A foot link the tree does not reach from the base, or a leg joint missing from
+            ``joint_names``.
+    """
+    by_child = {joint.child: joint for joint in model.joints}
+    roots = [link.name for link in model.links if link.name not in by_child]
+    if len(roots) != 1:
+        raise ValueError(f"{model.name}: expected one root link, found {roots}")
+    index = {name: i for i, name in enumerate(joint_names)}
+    chains = []
+    for foot, (link, sole) in feet.items():
+        path, current = [], link
+        while current != roots[0]:
+            if current not in by_child:
+                raise ValueError(f"foot {foot!r}: link {current!r} is not connected to the base {roots[0]!r}")
+            joint = by_child[current]
+            if joint.kind == "revolute" and joint.name not in index:
+                raise ValueError(f"foot {foot!r}: joint {joint.name!r} is not in the joint vector")
+            joint_index = index[joint.name] if joint.kind == "revolute" else -1
+            path.append(ChainJoint(joint_index, tuple(joint.origin_m), tuple(joint.axis)))
+            current = joint.parent
+        chains.append(LegChain(foot, tuple(reversed(path)), tuple(sole)))
+    return chains

@@ -1,0 +1,82 @@
+"""Where a robot side's base velocity comes from in sim-to-sim: the robot's estimator, or (to compare) the truth.
+
+The robot has no velocity sensor, so a policy that observes the base velocity (or a gait prior that places its
+feet by it) gets the estimate of :class:`~linkage_lab.deploy.base_velocity.BaseVelocityEstimator`, computed from
+the same readings the robot has: joint angles and rates decoded from its motors, the IMU's gyro, accelerometer
+and orientation. ``truth`` hands over the simulator's velocity instead, for an ablation. Either way the error of
+the estimate against the truth is recorded for the report (the truth is read for that alone).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from linkage_lab.deploy.base_velocity import BaseVelocityEstimator
+from linkage_lab.sim2sim.sensors import Sensors, quat_to_matrix
+
+#: ``base_velocity=`` values a robot side takes (``sim2sim --io-option base_velocity=truth``).
+VELOCITY_MODES = ("estimate", "truth")
+
+
+class VelocitySource:
+    """The base velocity (base frame, m/s) given to the robot-side code each control tick.
+
+    Args:
+        estimator: The robot's estimator, on its joint order.
+        mode: ``"estimate"`` (what a robot does) or ``"truth"`` (the simulator's, for comparison).
+        control_period_s: Time between two calls (s).
+
+    Raises:
+        ValueError: An unknown ``mode``.
+    """
+
+    def __init__(self, estimator: BaseVelocityEstimator, mode: str, control_period_s: float):
+        if mode not in VELOCITY_MODES:
+            raise ValueError(f"unknown base_velocity {mode!r}; known: {', '.join(VELOCITY_MODES)}")
+        self.estimator = estimator
+        self.mode = mode
+        self.control_period_s = float(control_period_s)
+        self.reset()
+
+    def reset(self) -> None:
+        """Start the filter at rest and clear the error record."""
+        self.estimator.reset()
+        self._errors: list[np.ndarray] = []
+        self._feet: list[int] = []
+        self._skipped = 0
+
+    def __call__(self, sensors: Sensors, joint_pos: np.ndarray, joint_vel: np.ndarray) -> np.ndarray:
+        """This tick's base velocity in the base frame (m/s); the estimate is updated either way."""
+        rotation = quat_to_matrix(sensors.quat_wxyz)
+        try:
+            estimate = self.estimator.update(
+                self.control_period_s, joint_pos, joint_vel, sensors.gyro_b, sensors.accelerometer_b, rotation
+            )
+        except ValueError:
+            # A non-finite reading: the robot keeps its last estimate (the runtime's guards judge the reading).
+            self._skipped += 1
+            estimate = rotation.T @ self.estimator.state.velocity_w
+        self._errors.append(estimate - np.asarray(sensors.base_lin_vel_b, dtype=float))
+        self._feet.append(self.estimator.state.feet_used)
+        return np.asarray(sensors.base_lin_vel_b, dtype=float) if self.mode == "truth" else estimate
+
+    def report(self) -> dict[str, Any]:
+        """The mode and the estimate's error against the truth over the run: mean (bias), RMS and the RMS about the
+        mean (noise) per base axis, m/s; the mean number of feet the filter used per tick."""
+        errors = np.array(self._errors).reshape(-1, 3)
+        if len(errors) == 0:
+            return {"mode": self.mode, "ticks": 0}
+        axes = ("x", "y", "z")
+        bias = errors.mean(axis=0)
+        rms = np.sqrt((errors**2).mean(axis=0))
+        return {
+            "mode": self.mode,
+            "ticks": len(errors),
+            "estimate_bias_mps": dict(zip(axes, map(float, bias), strict=True)),
+            "estimate_rms_mps": dict(zip(axes, map(float, rms), strict=True)),
+            "estimate_noise_mps": dict(zip(axes, map(float, errors.std(axis=0)), strict=True)),
+            "mean_feet_used": float(np.mean(self._feet)),
+            "skipped_updates": self._skipped,
+        }

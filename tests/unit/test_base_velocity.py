@@ -1,0 +1,172 @@
+"""The base-velocity estimator against independent oracles: a second FK, finite differences, a planted leg."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from linkage_lab.deploy.base_velocity import (
+    BaseVelocityEstimator,
+    ChainJoint,
+    EstimatorCfg,
+    LegChain,
+    leg_chains,
+)
+from linkage_lab.description.model import Joint, Link, RobotModel
+from linkage_lab.robots.limit import limit_config
+from linkage_lab.robots.limit.description import build_limit_model
+from linkage_lab.robots.limit.estimator import limit_base_velocity_estimator, limit_feet
+from linkage_lab.robots.marvin.description import build_marvin_model
+from linkage_lab.robots.marvin.estimator import marvin_base_velocity_estimator, marvin_feet
+from linkage_lab.robots.marvin.gait import marvin_config
+from linkage_lab.statics.tree import KinematicTree
+
+pytestmark = pytest.mark.unit
+
+AT_REST_F = np.array([0.0, 0.0, 9.81])  # an accelerometer at rest reads +g up
+
+
+def _robots():
+    limit, marvin = limit_config(), marvin_config()
+    limit_model, marvin_model = build_limit_model(limit), build_marvin_model(marvin)
+    return [
+        (limit_model, limit_feet(limit), limit_model.actuated_joint_names()),
+        (marvin_model, marvin_feet(marvin), marvin_model.actuated_joint_names()),
+    ]
+
+
+@pytest.mark.parametrize("robot", [0, 1], ids=["limit", "marvin"])
+def test_foot_point_matches_the_description_tree_fk(robot):
+    model, feet, names = _robots()[robot]
+    tree = KinematicTree(model)
+    rng = np.random.default_rng(robot)
+    q = rng.uniform(-0.5, 0.5, len(names))
+    frames = tree.forward_kinematics(dict(zip(names, q, strict=True)))
+    for chain in leg_chains(model, feet, names):
+        link, sole = feet[chain.name]
+        expected = frames[link].position + frames[link].rotation @ np.asarray(sole)
+        point, _ = chain.foot_point(q, np.zeros(len(names)))
+        np.testing.assert_allclose(point, expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("robot", [0, 1], ids=["limit", "marvin"])
+def test_foot_velocity_is_the_derivative_of_its_position(robot):
+    model, feet, names = _robots()[robot]
+    rng = np.random.default_rng(10 + robot)
+    q, qd = rng.uniform(-0.5, 0.5, len(names)), rng.uniform(-3.0, 3.0, len(names))
+    eps = 1e-6
+    for chain in leg_chains(model, feet, names):
+        _, velocity = chain.foot_point(q, qd)
+        ahead, _ = chain.foot_point(q + eps * qd, qd)
+        behind, _ = chain.foot_point(q - eps * qd, qd)
+        np.testing.assert_allclose(velocity, (ahead - behind) / (2 * eps), atol=1e-7)
+
+
+def _planar_leg(thigh: float, shank: float) -> LegChain:
+    """A hip and a knee about +y, the sole at the shank's end (a 2-link planar leg)."""
+    return LegChain(
+        "leg",
+        (ChainJoint(0, (0.0, 0.0, 0.0)), ChainJoint(1, (0.0, 0.0, -thigh))),
+        (0.0, 0.0, -shank),
+    )
+
+
+def _planar_ik(x: float, z: float, thigh: float, shank: float) -> np.ndarray:
+    """Hip and knee angles (rad, about +y) that put the sole at (x, z) below the hip (law of cosines)."""
+    distance = math.hypot(x, z)
+    knee = -(math.pi - math.acos((thigh**2 + shank**2 - distance**2) / (2 * thigh * shank)))
+    # About +y a positive angle swings the leg's -z towards -x; the foot's direction from the hip:
+    direction = math.atan2(-x, -z)
+    hip = direction - math.atan2(shank * math.sin(knee), thigh + shank * math.cos(knee))
+    return np.array([hip, knee])
+
+
+def test_a_planted_leg_under_a_moving_base_gives_the_base_speed():
+    """The base glides at 0.3 m/s over a foot fixed on the ground: the filter converges to 0.3 m/s."""
+    thigh, shank, dt, speed = 0.1, 0.085, 0.02, 0.3
+    estimator = BaseVelocityEstimator([_planar_leg(thigh, shank)], EstimatorCfg())
+    foot_x0 = 0.09
+    v_b = np.zeros(3)
+    for k in range(30):
+        t = k * dt
+        x = foot_x0 - speed * t
+        q = _planar_ik(x, -0.15, thigh, shank)
+        qd = (_planar_ik(x - speed * 1e-6, -0.15, thigh, shank) - _planar_ik(x + speed * 1e-6, -0.15, thigh, shank)) / (
+            2e-6
+        )
+        v_b = estimator.update(dt, q, qd, np.zeros(3), AT_REST_F, np.eye(3))
+    np.testing.assert_allclose(v_b, [speed, 0.0, 0.0], atol=1e-6)
+
+
+def test_the_planar_ik_oracle_puts_the_foot_where_asked():
+    chain = _planar_leg(0.1, 0.085)
+    point, _ = chain.foot_point(_planar_ik(0.04, -0.15, 0.1, 0.085), np.zeros(2))
+    np.testing.assert_allclose(point, [0.04, 0.0, -0.15], atol=1e-12)
+
+
+def test_a_yawing_base_over_a_planted_foot_is_not_a_translation():
+    """Turning in place about the base origin moves a planted foot by ω × p in the base frame; the leg's
+    relative velocity then cancels ``ω × p`` and the estimate stays at zero."""
+    chain = LegChain("point", (ChainJoint(-1, (0.2, 0.1, -0.15)),), (0.0, 0.0, 0.0))
+    estimator = BaseVelocityEstimator([chain])
+    v_b = estimator.update(0.02, np.zeros(0), np.zeros(0), np.array([0.0, 0.0, 0.0]), AT_REST_F, np.eye(3))
+    np.testing.assert_allclose(v_b, 0.0, atol=1e-12)
+    # A rigid foot (no joints) on a base turning at 1 rad/s: the foot would move with the base, so the
+    # base's point at the origin must move at -ω × p: (0.1, -0.2, 0) for p = (0.2, 0.1, ·).
+    estimator.reset(sigma_mps=10.0)
+    v_b = estimator.update(0.02, np.zeros(0), np.zeros(0), np.array([0.0, 0.0, 1.0]), AT_REST_F, np.eye(3))
+    np.testing.assert_allclose(v_b[:2], [0.1, -0.2], atol=1e-3)
+
+
+def test_a_swinging_foot_is_gated_out():
+    """Two low feet: one planted, one swinging at 1 m/s relative to the base: the planted foot wins."""
+    planted = LegChain("planted", (ChainJoint(-1, (0.1, 0.0, -0.15)),), (0.0, 0.0, 0.0))
+    swinging = LegChain("swinging", (ChainJoint(0, (-0.1, 0.0, -0.05)),), (0.0, 0.0, -0.1))
+    estimator = BaseVelocityEstimator([planted, swinging])
+    for _ in range(50):
+        v_b = estimator.update(0.02, np.zeros(1), np.zeros(1), np.zeros(3), AT_REST_F, np.eye(3))
+    # The swinging foot's joint turns at 10 rad/s about +y, 0.1 m above its sole: 1 m/s at the sole.
+    for _ in range(10):
+        v_b = estimator.update(0.02, np.zeros(1), np.array([10.0]), np.zeros(3), AT_REST_F, np.eye(3))
+        assert estimator.state.feet_used == 1
+    np.testing.assert_allclose(v_b, 0.0, atol=1e-9)
+
+
+def test_a_non_finite_reading_is_refused_and_the_state_kept():
+    estimator = BaseVelocityEstimator([_planar_leg(0.1, 0.085)])
+    estimator.reset([0.2, 0.0, 0.0], sigma_mps=0.1)
+    before = estimator.state.velocity_w.copy()
+    with pytest.raises(ValueError, match="non-finite"):
+        estimator.update(0.02, np.array([0.1, np.nan]), np.zeros(2), np.zeros(3), AT_REST_F, np.eye(3))
+    np.testing.assert_array_equal(estimator.state.velocity_w, before)
+
+
+def test_leg_chains_refuse_a_joint_outside_the_joint_vector_and_a_loose_foot():
+    model = RobotModel(
+        "toy",
+        [Link("base"), Link("leg")],
+        [Joint("hip", "revolute", "base", "leg", (0.0, 0.0, 0.0))],
+    )
+    with pytest.raises(ValueError, match="not in the joint vector"):
+        leg_chains(model, {"foot": ("leg", (0.0, 0.0, -0.1))}, ["knee"])
+    with pytest.raises(ValueError, match="not connected to the base"):
+        leg_chains(model, {"foot": ("toe", (0.0, 0.0, 0.0))}, ["hip"])
+
+
+def test_the_robots_estimators_stand_still_at_their_standing_pose():
+    """Standing, joints still, IMU at rest: each robot's estimate is zero (every foot agrees)."""
+    limit = limit_config()
+    pose = limit.control.standing_pose_rad
+    q = np.array([pose[j] for _ in range(4) for j in ("hip", "knee", "ankle")])
+    estimator = limit_base_velocity_estimator(limit)
+    v_b = estimator.update(0.02, q, np.zeros(12), np.zeros(3), AT_REST_F, np.eye(3))
+    np.testing.assert_allclose(v_b, 0.0, atol=1e-12)
+    assert estimator.state.feet_used == 4
+    marvin = marvin_config()
+    names = build_marvin_model(marvin).actuated_joint_names()
+    estimator = marvin_base_velocity_estimator(marvin, names)
+    v_b = estimator.update(0.02, np.zeros(len(names)), np.zeros(len(names)), np.zeros(3), AT_REST_F, np.eye(3))
+    np.testing.assert_allclose(v_b, 0.0, atol=1e-12)
+    assert estimator.state.feet_used == 2
