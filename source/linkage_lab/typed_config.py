@@ -47,6 +47,23 @@ def nonnegative() -> Any:
     return within(0.0, None)
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Randomization:
+    """A robot config's ``randomization`` section: the ranges training draws each env's constants from.
+
+    Attributes:
+        armature_scale: ``[low, high]`` scale of every joint's armature (reflected rotor inertia).
+        motor_gain_scale: ``[low, high]`` scale of every joint's PD gains (motor strength and driver gains).
+        joint_friction_nm: ``[low, high]`` friction added at every joint (N·m, and N·m·s/rad viscous).
+        ground_friction: ``[low, high]`` static friction of the feet on the ground (dynamic: 0.75 × static).
+    """
+
+    armature_scale: tuple[float, float] = positive()
+    motor_gain_scale: tuple[float, float] = positive()
+    joint_friction_nm: tuple[float, float] = nonnegative()
+    ground_friction: tuple[float, float] = positive()
+
+
 def parse[T](cls: type[T], data: Any, source: str | Path, key: str = "") -> T:
     """Build dataclass ``cls`` from a parsed YAML mapping, checking every key.
 

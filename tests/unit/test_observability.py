@@ -19,8 +19,10 @@ def test_each_actor_term_has_a_robot_source_or_a_recorded_gap(task):
     terms = actor_terms(env_cfg, groups)
     assert terms, f"{task}'s actor reads nothing"
     assert unsourced_terms(env_cfg, groups) == [], f"{task}: give these terms a robot source"
-    # Today every task observes the true base velocity: the one recorded gap (issue: an estimator).
-    assert {func for _, func in terms if func in UNMEASURED} == {"base_lin_vel"}
+    # No actor reads the simulator's truth: the base velocity is the estimator's (with its measured error).
+    assert {func for _, func in terms if func in UNMEASURED} == set()
+    assert "base_lin_vel" not in {func for _, func in terms}
+    assert ("base_lin_vel", "base_lin_vel_estimate") in terms
 
 
 def test_a_term_without_a_source_is_found():

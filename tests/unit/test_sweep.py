@@ -109,8 +109,18 @@ def test_each_task_declares_its_acceptance_and_others_get_the_default():
     from linkage_lab.evaluation.sweep import DEFAULT_CASES, task_acceptance
 
     limit = task_acceptance("LinkageLab-Velocity-Flat-Limit")
-    assert limit.cases == DEFAULT_CASES
-    assert (limit.targets.lin_vel_rms_mps, limit.targets.yaw_rate_rms_radps, limit.targets.max_falls) == (0.06, 0.12, 0)
+    # The Limit turns on the spot at ±0.3 rad/s; tighter marks in Isaac Lab than on the closed chain.
+    assert [(c.lin_vel_x_mps, c.ang_vel_z_radps) for c in limit.cases] == [
+        (-0.3, 0.0),
+        (0.0, 0.0),
+        (0.3, 0.0),
+        (0.5, 0.0),
+        (0.0, 0.3),
+        (0.0, -0.3),
+    ]
+    isaac, closed = limit.targets_for("isaac_lab"), limit.targets_for("closed_chain")
+    assert (isaac.lin_vel_rms_mps, isaac.yaw_rate_rms_radps, isaac.max_falls) == (0.06, 0.10, 0)
+    assert (closed.lin_vel_rms_mps, closed.yaw_rate_rms_radps, closed.max_falls) == (0.08, 0.12, 0)
     marvin = task_acceptance("LinkageLab-Velocity-Flat-Marvin-Residual")
     assert [(c.lin_vel_x_mps, c.ang_vel_z_radps) for c in marvin.cases] == [
         (0.0, 0.0),
@@ -123,6 +133,7 @@ def test_each_task_declares_its_acceptance_and_others_get_the_default():
     assert marvin.targets.yaw_rate_error_radps == 0.05 and marvin.targets.yaw_rate_rms_radps is None
     assert marvin.targets.forward_speed_error_mps == 0.1 and marvin.targets.lin_vel_rms_mps is None
     assert marvin.targets.min_alternation == 0.8
+    assert marvin.targets_for("closed_chain") == marvin.targets
     # The same commands and targets; the residual task's shipped policy records what it misses.
     plain = task_acceptance("LinkageLab-Velocity-Flat-Marvin")
     assert (plain.cases, plain.targets, plain.known_misses) == (marvin.cases, marvin.targets, ())

@@ -35,8 +35,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--no-closed-chain",
         action="store_true",
-        help="skip the acceptance sweep on the robot's closed-chain model (sim2sim --sweep), which ship runs for "
-        "robots that have one",
+        help="skip the acceptance sweep on the robot's closed-chain model (sim2sim --sweep) and the reality-gap sweep, "
+        "which ship runs for robots that have one",
+    )
+    parser.add_argument(
+        "--no-reality-gap",
+        action="store_true",
+        help="skip the reality-gap sweep (every acceptance command on the closed chain under the stress set: the "
+        "estimator, 20/40 ms latency, motors +-20 %%, friction 0.5, kicked starts)",
     )
     parser.add_argument("--device", default=None, help="cpu, cuda:0, ... (default: picked automatically)")
     parser.set_defaults(func=_ship, accepts_overrides=True)
@@ -120,7 +126,10 @@ def _evaluate_staged(
     print(format_table(sweep))
     verdicts = [sweep["summary"]["passed"]]
     if not args.no_closed_chain:
-        verdicts.append(_closed_chain_sweep(request, eval_dir.parent / f"{args.task}-bundle", staging, cases))
+        bundle_dir = eval_dir.parent / f"{args.task}-bundle"
+        verdicts.append(_closed_chain_sweep(request, bundle_dir, staging, cases))
+        if not args.no_reality_gap and (bundle_dir / "metadata.json").is_file():
+            verdicts.append(_reality_gap(bundle_dir, staging))
     if any(v is False for v in verdicts):
         return False
     return True if any(v is True for v in verdicts) else None
@@ -164,6 +173,34 @@ def _closed_chain_sweep(request: Any, bundle_dir: Path, folder: Path, cases: lis
     write_bytes_atomic(folder / CLOSED_CHAIN_SWEEP.replace(".json", ".png"), (table.parent / SWEEP_PLOT).read_bytes())
     print(format_table(sweep))
     return sweep["summary"]["passed"]
+
+
+def _reality_gap(bundle_dir: Path, folder: Path) -> bool | None:
+    """Run the reality-gap sweep on the exported bundle; ship ``reality_gap.json`` / ``.md`` / ``.png`` beside the
+    policy. Returns its verdict (``None``: the robot has no closed chain, or the task no targets)."""
+    from linkage_lab.robots.registry import get_robot
+    from linkage_lab.sim2sim.bundle import load_bundle
+    from linkage_lab.sim2sim.reality_gap import (
+        REALITY_GAP_EPISODES,
+        format_reality_gap,
+        run_reality_gap,
+        write_reality_gap,
+    )
+    from linkage_lab.sim2sim.stress import STRESS_SET
+    from linkage_lab.sim2sim.sweep import describe_case
+
+    bundle = load_bundle(bundle_dir)
+    if get_robot(bundle.robot).closed_chain is None:
+        return None
+    print(
+        f"reality gap on {bundle.robot}'s closed chain: {len(STRESS_SET)} conditions, {REALITY_GAP_EPISODES} runs per "
+        "command each:",
+        flush=True,
+    )
+    document = run_reality_gap(bundle, on_row=lambda name, row: print(f"{name:14s}" + describe_case(row), flush=True))
+    write_reality_gap(folder, document)
+    print(format_reality_gap(document))
+    return document["summary"]["passed"]
 
 
 def training_record(checkpoint: Path, iteration: int) -> dict[str, Any]:

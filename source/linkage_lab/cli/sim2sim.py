@@ -19,7 +19,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "sim2sim",
         help="run an exported bundle on the robot's closed-chain MuJoCo model (sim-to-sim) and report eval metrics",
         description="policy.onnx runs through onnxruntime at the bundle's control period on what the robot senses "
-        "(IMU, motor encoders -> joint estimates through the bundle's FK, the base-velocity estimator from IMU + leg kinematics); its "
+        "(IMU, motor encoders -> joint estimates through the bundle's FK, the base-velocity estimator from IMU + "
+        "leg kinematics); its "
         "actions go through the bundle's robot-side code to motor-level PD at physics rate on the closed-chain "
         "model. Writes outputs/sim2sim/<bundle>_<policy>[_sprint]/sim2sim.json.",
     )
@@ -48,6 +49,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the bundle task's acceptance sweep on the closed chain: --episodes runs per fixed command (--duration "
         "each, default 20 s), pooled and judged by the task's targets; writes <out>/sweep.json (eval --sweep's "
         "layout), sweep.png and <out>/<case>/<run>/sim2sim.json; exit status 3 when it misses a target",
+    )
+    parser.add_argument(
+        "--reality-gap",
+        action="store_true",
+        help="the acceptance commands on the closed chain under each condition of the stress set (the estimator, "
+        "20 and 40 ms latency, motors 20 %% weaker or stronger, friction 0.5, kicked starts; --episodes runs each, "
+        "default 2); writes <out>/reality_gap.json, .md and .png; exit status 3 when a condition misses a target",
     )
     parser.add_argument(
         "--episodes",
@@ -133,8 +141,8 @@ def _sim2sim(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     if args.obs_delay_ms < 0 or args.action_delay_ms < 0:
         raise CliError("--obs-delay-ms and --action-delay-ms must be >= 0")
-    if args.episodes is not None and not args.sweep:
-        raise CliError("--episodes is a setting of --sweep")
+    if args.episodes is not None and not (args.sweep or args.reality_gap):
+        raise CliError("--episodes is a setting of --sweep and --reality-gap")
     if args.episodes is not None and args.episodes < 1:
         raise CliError(f"--episodes must be at least 1, got {args.episodes}")
     if args.sweep:
@@ -144,6 +152,13 @@ def _sim2sim(args: argparse.Namespace) -> int:
                 "--video and --policy"
             )
         return _closed_chain_sweep(args, bundle)
+    if args.reality_gap:
+        if args.sprint or args.velocity_command is not None or args.video is not None or args.policy != "bundle":
+            raise CliError(
+                "--reality-gap runs the bundle's policy at the task's own commands: drop --sprint, --command, "
+                "--video and --policy"
+            )
+        return _reality_gap(args, bundle)
     out = args.out or default_out_dir(bundle.path, args.policy, args.sprint)
     check_output_dir(out, SIM2SIM_COMMAND, args.force)
     check_video_file(args.video, args.force)
@@ -177,6 +192,46 @@ def _sim2sim(args: argparse.Namespace) -> int:
     if failure is not None:
         raise CliError(str(failure))
     return video_exit(report.get("video"))
+
+
+def _reality_gap(args: argparse.Namespace, bundle: Any) -> int:
+    from linkage_lab.cli.exit_codes import MISSED, verdict_exit
+    from linkage_lab.cli.main import CliError
+    from linkage_lab.outputs import OutputWriteError, check_output_dir, write_output
+    from linkage_lab.sim2sim.reality_gap import (
+        REALITY_GAP_EPISODES,
+        format_reality_gap,
+        run_reality_gap,
+        write_reality_gap,
+    )
+    from linkage_lab.sim2sim.runner import SIM2SIM_COMMAND, default_out_dir
+    from linkage_lab.sim2sim.sweep import describe_case
+
+    out = args.out or default_out_dir(bundle.path, "reality_gap", False)
+    check_output_dir(out, SIM2SIM_COMMAND, args.force)
+    stream = sys.stderr if args.json else sys.stdout
+    try:
+        document = run_reality_gap(
+            bundle,
+            episodes=args.episodes if args.episodes is not None else REALITY_GAP_EPISODES,
+            duration_s=args.duration,
+            seed=args.seed,
+            on_row=lambda name, row: print(f"{name:14s}" + describe_case(row), file=stream, flush=True),
+        )
+    except (ValueError, TypeError) as exc:
+        raise CliError(str(exc)) from None
+    try:
+        write_output(out, SIM2SIM_COMMAND, lambda folder: write_reality_gap(folder, document), args.force)
+    except OutputWriteError as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        print(strict_json(document))
+    else:
+        print(format_reality_gap(document))
+        print(f"report: {Path(out) / 'reality_gap.json'}")
+    if document["summary"]["passed"] is False:
+        print(f"verdict: missed; exit status {MISSED}", file=stream)
+    return verdict_exit(document["summary"]["passed"])
 
 
 def _closed_chain_sweep(args: argparse.Namespace, bundle: Any) -> int:

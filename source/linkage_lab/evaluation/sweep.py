@@ -119,6 +119,14 @@ class Acceptance:
     cases: tuple[CommandCase, ...]
     targets: TrackingTargets
     known_misses: tuple[KnownMiss, ...] = ()
+    #: The marks on the closed chain (sim2sim sweeps, the reality-gap sweep); ``None``: :attr:`targets`.
+    closed_chain_targets: TrackingTargets | None = None
+
+    def targets_for(self, simulator: str) -> TrackingTargets:
+        """The pass marks on ``simulator`` (``isaac_lab`` or ``closed_chain``)."""
+        if simulator == "closed_chain" and self.closed_chain_targets is not None:
+            return self.closed_chain_targets
+        return self.targets
 
     def known(self, simulator: str) -> set[tuple[str, str]]:
         """The ``(case, check)`` pairs known to be missed on ``simulator``."""

@@ -213,12 +213,15 @@ class ClosedChainModel:
         b = self.bind(data.model)
         return data.qpos[b.joint_qpos].copy(), data.qvel[b.joint_dof].copy()
 
-    def apply_motor_torque(self, data: Any, motor_torque: Sequence[float] | np.ndarray) -> np.ndarray:
-        """Clip ``motor_torque`` (N·m, actuator order) to each motor's torque–speed line at its present speed
-        and set it as the actuators' controls for the next step; returns the torque applied."""
+    def apply_motor_torque(
+        self, data: Any, motor_torque: Sequence[float] | np.ndarray, strength: float = 1.0
+    ) -> np.ndarray:
+        """Clip ``motor_torque`` (N·m, actuator order) to each motor's torque–speed line at its present speed,
+        scale it by ``strength`` (a motor whose torque constant is that far from the model's) and set it as the
+        actuators' controls for the next step; returns the torque applied."""
         b = self.bind(data.model)
         lower, upper = self.torque_limits(data.qvel[b.motor_dof])
-        applied = np.clip(np.asarray(motor_torque, dtype=float), lower, upper)
+        applied = strength * np.clip(np.asarray(motor_torque, dtype=float), lower, upper)
         data.ctrl[b.actuators] = applied
         return applied
 

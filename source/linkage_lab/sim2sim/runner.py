@@ -31,6 +31,7 @@ from linkage_lab.sim2sim.latency import DelayLine, Latency
 from linkage_lab.sim2sim.metrics import FallRule, MotorTorqueStats, feet_in_contact, foot_geoms
 from linkage_lab.sim2sim.robot_side import check_io_options, resolve_robot
 from linkage_lab.sim2sim.sensors import SensorReader, Sensors
+from linkage_lab.sim2sim.stress import PhysicsStress
 
 #: The command name in the output folder's manifest (:mod:`linkage_lab.outputs`).
 SIM2SIM_COMMAND = "sim2sim"
@@ -122,7 +123,9 @@ def parse_command(text: str) -> tuple[float, float]:
 class _Run:
     """The state of one run: model, robot side, statistics, and the per-tick bookkeeping."""
 
-    def __init__(self, bundle: Bundle, spec: Any, factory: Any, io_options: dict[str, Any]):
+    def __init__(
+        self, bundle: Bundle, spec: Any, factory: Any, io_options: dict[str, Any], stress: PhysicsStress | None = None
+    ):
         import mujoco
 
         from linkage_lab.evaluation.metrics import FootContactStats, TrackingStats
@@ -130,6 +133,8 @@ class _Run:
         check_io_options(factory, io_options, bundle.robot)
         self.chain = spec.closed_chain()
         self.model = self.chain.compile()
+        self.stress = PhysicsStress() if stress is None else stress
+        self.stress.apply(self.model, self.chain.bind(self.model).motor_dof)
         self.data = mujoco.MjData(self.model)
         self.chain.reset(self.data)
         self.io: RobotSide = factory(bundle, self.chain, **io_options)
@@ -158,8 +163,10 @@ class _Run:
         import mujoco
 
         demanded = motor_pd_torque(command, sensors)
-        applied = self.chain.apply_motor_torque(self.data, driver_clamp(command, demanded))
-        self.torques.add(demanded, applied)
+        strength = self.stress.motor_strength
+        applied = self.chain.apply_motor_torque(self.data, driver_clamp(command, demanded), strength)
+        # Saturation is judged on the drivers' commands (what the limits cut), before the motors' strength.
+        self.torques.add(demanded, applied / strength)
         mujoco.mj_step2(self.model, self.data)
 
     def record_tick(self, sensors: Sensors, command: np.ndarray) -> None:
@@ -187,6 +194,7 @@ def run_sim2sim(
     io_options: dict[str, Any] | None = None,
     base_kick: Sequence[float] | None = None,
     delays_s: tuple[float, float] = (0.0, 0.0),
+    stress: PhysicsStress | None = None,
 ) -> dict[str, Any]:
     """Run ``bundle`` on its robot's closed-chain model and return the report (``sim2sim.json``).
 
@@ -208,6 +216,8 @@ def run_sim2sim(
         delays_s: ``(observation, action)`` delays in s, rounded to the model's physics step
             (:class:`~linkage_lab.sim2sim.latency.Latency`): the policy acts on a sample that old, and the
             drives apply its targets that much later.
+        stress: Motors, rotors and floor changed from the model's nominal constants
+            (:class:`~linkage_lab.sim2sim.stress.PhysicsStress`); ``None``: nominal.
 
     Returns:
         The report: tracking, falls, footfalls, per-motor torques and saturation, the sprint's metrics
@@ -224,7 +234,7 @@ def run_sim2sim(
     bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
     spec, factory = resolve_robot(bundle)
     start = time.perf_counter()
-    run = _Run(bundle, spec, factory, dict(io_options or {}))
+    run = _Run(bundle, spec, factory, dict(io_options or {}), stress)
     latency = Latency.from_seconds(*delays_s, run.dt)
     if base_kick is not None:
         _kick_base(run, base_kick)
@@ -249,6 +259,7 @@ def run_sim2sim(
     report["sprint"] = sprint_metrics
     report["base_kick"] = None if base_kick is None else [float(v) for v in base_kick]
     report["latency"] = latency.report(run.dt)
+    report["physics_stress"] = run.stress.report()
     if recorder is not None:
         from linkage_lab.evaluation.video import save_rollout_video
 

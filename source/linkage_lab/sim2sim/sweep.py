@@ -124,6 +124,7 @@ def run_closed_chain_sweep(
     episodes: int = 1,
     seed: int = 0,
     delays_s: tuple[float, float] = (0.0, 0.0),
+    stress: Any = None,
 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """Run ``bundle`` ``episodes`` times per case on its robot's closed chain.
 
@@ -136,6 +137,7 @@ def run_closed_chain_sweep(
         episodes: Runs per case: the first from rest, the others with :func:`episode_kicks`' start kicks.
         seed: Seed of the kicks.
         delays_s: ``(observation, action)`` delays of every run in s (see :func:`run_sim2sim`).
+        stress: The model's changed constants (:class:`~linkage_lab.sim2sim.stress.PhysicsStress`); ``None``: nominal.
 
     Returns:
         The ``sweep.json`` content and each run's ``sim2sim.json`` report by ``<case>/<run>`` name
@@ -165,12 +167,20 @@ def run_closed_chain_sweep(
                 f"bundle {loaded.path} names no task of this project ({task!r}); give the sweep's commands"
             )
         cases = acceptance.cases
-    targets = None if acceptance is None else acceptance.targets
+    targets = None if acceptance is None else acceptance.targets_for("closed_chain")
     rows, reports = [], {}
     for case in cases:
         command = (case.lin_vel_x_mps, case.ang_vel_z_radps)
         runs = [
-            run_sim2sim(loaded, command, duration_s, io_options=io_options or None, base_kick=kick, delays_s=delays_s)
+            run_sim2sim(
+                loaded,
+                command,
+                duration_s,
+                io_options=io_options or None,
+                base_kick=kick,
+                delays_s=delays_s,
+                stress=stress,
+            )
             for kick in kicks
         ]
         reports.update({f"{case.name}/run{index}": report for index, report in enumerate(runs)})
@@ -190,6 +200,7 @@ def run_closed_chain_sweep(
         kick_seed=seed,
         robot_side_options=dict(io_options or {}),
         delays_s={"observation": float(delays_s[0]), "action": float(delays_s[1])},
+        physics_stress=None if stress is None else stress.report(),
     )
     return sweep, reports
 

@@ -12,6 +12,10 @@ from typing import Any
 
 #: Observation function name → what gives the robot that value.
 ROBOT_SOURCES: dict[str, str] = {
+    "base_lin_vel_estimate": (
+        "the base-velocity estimator (IMU + leg kinematics + contact, deploy/base_velocity.py), trained on the "
+        "truth with the estimator's measured bias and noise"
+    ),
     "base_ang_vel": "the IMU's gyroscope",
     "projected_gravity": "the IMU's orientation estimate (gravity in the base frame)",
     "generated_commands": "the operator's velocity command (cmd_vel)",
@@ -21,13 +25,9 @@ ROBOT_SOURCES: dict[str, str] = {
     "gait_state": "the gait prior's phase, stride and stepping scale, computed on the robot (gait.onnx)",
 }
 
-#: Observation function name → why an actor still reads it although the robot has no source for it.
-UNMEASURED: dict[str, str] = {
-    "base_lin_vel": (
-        "the simulator's true base velocity: no sensor measures it and no estimator (IMU + leg kinematics + "
-        "contact) is built yet; on the closed chain about 65-70 % of an estimate's bias becomes speed error"
-    ),
-}
+#: Observation function name → why an actor still reads it although the robot has no source for it. Empty: the
+#: true base velocity (``base_lin_vel``) was the last such term, replaced by ``base_lin_vel_estimate``.
+UNMEASURED: dict[str, str] = {}
 
 
 def actor_terms(env_cfg: Any, groups: list[str]) -> list[tuple[str, str]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from linkage_lab.typed_config import Vector3, nonnegative, positive, within
+from linkage_lab.typed_config import Randomization, Vector3, nonnegative, positive, within
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,16 +104,6 @@ class Control:
     ankle_stiffness_nm_per_rad: float = positive()
     ankle_damping_nms_per_rad: float = nonnegative()
     standing_pose_rad: dict[str, float]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Randomization:
-    """Ranges training draws each env's constants from (``[low, high]``)."""
-
-    armature_scale: tuple[float, float] = positive()
-    motor_gain_scale: tuple[float, float] = positive()
-    joint_friction_nm: tuple[float, float] = nonnegative()
-    ground_friction: tuple[float, float] = positive()
 
 
 @dataclass(frozen=True, kw_only=True)

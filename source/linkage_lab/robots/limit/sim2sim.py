@@ -136,7 +136,7 @@ class LimitSim2SimIO:
 
 
 _SOURCES = {
-    "base_lin_vel": "the base-velocity estimator (IMU + leg kinematics + contact), or the truth with base_velocity=truth",
+    "base_lin_vel": "the base-velocity estimator (IMU + leg kinematics + contact); base_velocity=truth: the truth",
     "base_ang_vel": "IMU gyro",
     "projected_gravity": "IMU orientation",
     "velocity_commands": "the command",

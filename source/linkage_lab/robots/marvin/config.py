@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from linkage_lab.typed_config import Vector3, nonnegative, positive
+from linkage_lab.typed_config import Randomization, Vector3, nonnegative, positive
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,6 +105,7 @@ class MarvinConfig:
     motors: dict[str, MotorSpec]
     ankle_linkage: dict[str, Any]
     control: Control
+    randomization: Randomization
 
     def __post_init__(self):
         for group in (self.leg_joints, self.arm_joints):

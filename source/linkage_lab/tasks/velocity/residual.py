@@ -23,6 +23,7 @@ import torch
 from isaaclab.utils import configclass
 
 from linkage_lab.gait.commanded import CommandedBipedGait, gait_observation
+from linkage_lab.tasks.velocity.estimate import VelocityError
 from linkage_lab.tasks.velocity.faults import GuardedJointPositionAction, GuardedJointPositionActionCfg
 
 if TYPE_CHECKING:
@@ -58,6 +59,12 @@ class ResidualGaitAction(GuardedJointPositionAction):
         self._target_lower = limits[..., 0].clone()
         self._target_upper = limits[..., 1].clone()
         self.gait_state = self.gait_prior.initial_state(self.num_envs, self.device)
+        #: The base velocity the gait places its feet by: the estimator's error on the truth (``None``: the truth).
+        self.velocity_error = (
+            None
+            if cfg.velocity_error is None
+            else VelocityError(self.num_envs, *cfg.velocity_error, device=self.device)
+        )
         #: The state this step's targets were composed at (``gait_state`` is already the next one).
         self.applied_gait_state = self.gait_state.clone()
         self.gait_targets = torch.zeros_like(self._raw_actions)
@@ -75,14 +82,19 @@ class ResidualGaitAction(GuardedJointPositionAction):
                 command,
                 data.projected_gravity_b.torch,
                 data.root_ang_vel_b.torch,
-                data.root_lin_vel_b.torch,
+                self._base_velocity(data.root_lin_vel_b.torch),
             )
         targets = self.gait_targets + self._raw_actions * self._scale
         self._processed_actions = torch.maximum(torch.minimum(targets, self._target_upper), self._target_lower)
 
+    def _base_velocity(self, truth: torch.Tensor) -> torch.Tensor:
+        return truth if self.velocity_error is None else self.velocity_error(truth)
+
     def reset(self, env_ids: Sequence[int] | None = None) -> None:
         """Zero the last action and restart the gait (phase 0, standing) of ``env_ids`` (all when None)."""
         super().reset(env_ids)
+        if self.velocity_error is not None:
+            self.velocity_error.reset(env_ids)
         ids = slice(None) if env_ids is None else env_ids
         self.gait_state[ids] = 0.0
         self.applied_gait_state[ids] = 0.0
@@ -134,6 +146,10 @@ class ResidualGaitActionCfg(GuardedJointPositionActionCfg):
     gait_factory: Callable[[float, list[str]], CommandedBipedGait] = MISSING
     """``factory(control_period_s, joint_names)`` building the gait prior for the term's joints."""
     command_name: str = "base_velocity"
+    velocity_error: tuple[tuple[float, float, float], tuple[float, float, float]] | None = None
+    """``(bias_mps, noise_std_mps)`` per base axis of the velocity the gait reads
+    (:class:`~linkage_lab.tasks.velocity.estimate.VelocityError`): on the robot the gait reads the estimator's;
+    ``None``: the simulator's truth."""
     """The velocity command that drives the gait: ``(v_x, v_y, ω_z)`` (m/s, m/s, rad/s)."""
     observation_term: str = "gait"
     """Name of the policy observation term that carries :func:`gait_state` (documentation in the export)."""
