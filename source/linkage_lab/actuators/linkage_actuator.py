@@ -234,6 +234,10 @@ class LinkageActuatorCfg(ActuatorBaseCfg):
     """``previous``: the last step's finite-difference ``q̈`` (the paper); ``torque_predicted``: plus the
     change of actuator torque through ``M_norm⁻¹`` (much smaller timing error at 5 ms steps)."""
 
+    explicit_acceleration_limit: str = LinkageDriveCfg.explicit_acceleration_limit
+    """``actuator``: the explicit torque's ``q̈`` bounded by what the motors can give each joint
+    (:attr:`LinkageDriveCfg.explicit_acceleration_limit`); ``none``: unbounded."""
+
     explicit_split: str = LinkageDriveCfg.explicit_split
     """How much of the inertia increment is native armature (``paper`` or ``diagonal``, see the drive)."""
 
@@ -253,6 +257,7 @@ DRIVE_FIELDS = (
     "command_delay_steps",
     "accel_filter_time_constant_s",
     "acceleration_estimate",
+    "explicit_acceleration_limit",
     "explicit_split",
     "reference_joint_pos_rad",
 )

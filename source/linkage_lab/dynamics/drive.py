@@ -77,6 +77,14 @@ class LinkageDriveCfg:
     Exact when the other forces (gravity, Coriolis, contacts) do not change over the step; the loop
     gain, hence stability, is that of ``previous``. Needs ``s3n.serial_link_kgm2`` and two joints."""
 
+    explicit_acceleration_limit: Literal["none", "actuator"] = "none"
+    """Bound on the ``q̈`` the explicit S3N torque multiplies. ``actuator``: per joint, the largest acceleration
+    the leg's own motors can give it at the reference pose, ``|q̈_j| ≤ (|J|ᵀ τ_peak)_j / M_jj``, with ``M`` the
+    serial links' inertia plus the native armature. A finite-difference ``q̈`` above that comes from a contact
+    impulse (a touchdown): the contact has already applied it, and multiplied one step late it made explicit
+    torques above the motors' peak. ``none``: unbounded, as the paper. ``actuator`` needs
+    ``s3n.serial_link_kgm2`` and two joints."""
+
     explicit_split: ExplicitSplit = "diagonal"
     """Which share of the model's inertia increment the simulator integrates natively as armature.
     ``paper``: the actuator part's diagonal only (s3n.md §3; all of ``ΔM_link`` explicit).
@@ -134,6 +142,10 @@ class LinkageDrive:
             raise ValueError("s3n_full's M_p(α) model is defined for a two-joint leg only")
         if cfg.acceleration_estimate == "torque_predicted" and (n != 2 or s3n.serial_link_kgm2 is None):
             raise ValueError("acceleration_estimate='torque_predicted' needs a two-joint leg and s3n.serial_link_kgm2")
+        if cfg.explicit_acceleration_limit == "actuator" and (n != 2 or s3n.serial_link_kgm2 is None):
+            raise ValueError("explicit_acceleration_limit='actuator' needs a two-joint leg and s3n.serial_link_kgm2")
+        if cfg.explicit_acceleration_limit not in ("none", "actuator"):
+            raise ValueError(f"unknown explicit_acceleration_limit {cfg.explicit_acceleration_limit!r}")
         if cfg.command_delay_steps < 0:
             raise ValueError("command_delay_steps must be >= 0")
         self.cfg = cfg
@@ -144,6 +156,9 @@ class LinkageDrive:
         self._constants: dict[tuple, torch.Tensor] = {}
         self._native_armature = self._compute_native_armature()
         self._native_damping = torch.diagonal(self.damping_increment(self._reference), dim1=-2, dim2=-1).clone()
+        self._acceleration_limit = (
+            self.actuator_acceleration_limit() if cfg.explicit_acceleration_limit == "actuator" else None
+        )
         self._prev_vel: torch.Tensor | None = None
         self._prev_actuator: torch.Tensor | None = None
         self._acc: torch.Tensor | None = None
@@ -191,6 +206,18 @@ class LinkageDrive:
             return torch.diagonal(act, dim1=-2, dim2=-1).clone()
         diagonal = torch.diagonal(self.inertia_increment(reference), dim1=-2, dim2=-1)
         return diagonal.clamp(min=0.0)
+
+    def actuator_acceleration_limit(self) -> torch.Tensor:
+        """``(|J|ᵀ τ_peak)_j / M_jj`` at the reference pose (rad/s²), ``(n,)`` float64: the acceleration each joint's
+        motors can give it at their peak torque against the serial links' inertia plus the native armature."""
+        reference = self._reference.unsqueeze(0)
+        peak = torch.as_tensor(self.cfg.motor_peak_torque_nm, dtype=torch.float64)
+        jacobian = self.transmission.jacobian(reference)[0]
+        torque = jacobian.abs().transpose(0, 1) @ peak
+        motor_pos = self.transmission.motor_position(reference)
+        alpha = motor_pos[..., 1] - motor_pos[..., 0]
+        links = torch.diagonal(two_link_inertia(alpha, *self.cfg.s3n.serial_link_kgm2)[0])
+        return torque / (links + self._native_armature)
 
     def explicit_inertia(self, joint_pos: torch.Tensor) -> torch.Tensor:
         """``X_M(q) = ΔM(q) − diag(native armature)`` (kg·m²): the part applied as explicit torque."""
@@ -275,6 +302,9 @@ class LinkageDrive:
         acc = self._update_acceleration(joint_vel, dt)
         if self.cfg.acceleration_estimate == "torque_predicted":
             acc = acc + self._torque_step_acceleration(joint_pos, actuator, had_history)
+        if self._acceleration_limit is not None:
+            limit = self._cast(self._acceleration_limit, acc)
+            acc = torch.maximum(torch.minimum(acc, limit), -limit)
         self._prev_actuator = actuator.clone()
         if self.cfg.s3n.model == "kin_only":
             s3n_torque = torch.zeros_like(actuator)

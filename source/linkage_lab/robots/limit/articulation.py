@@ -22,6 +22,12 @@ from linkage_lab.robots.spawn import local_usd_spawn
 LEG_ACCELERATION_ESTIMATE = "previous"
 
 
+#: The explicit torque's ``q̈`` bounded by what the leg's motors can give each joint: a touchdown's impulse, seen one
+#: step late, made explicit torques of 13-14 N·m above the 10 N·m motors (``python -m
+#: linkage_lab.validation.explicit_bound`` measures it against the pinned-foot closed-chain oracle).
+LEG_EXPLICIT_ACCELERATION_LIMIT = "actuator"
+
+
 def standing_height_m(cfg: LimitConfig) -> float:
     """Base height above the ground in the standing pose (sole flat), from the leg geometry."""
     pose = cfg.control.standing_pose_rad
@@ -71,6 +77,7 @@ def leg_actuator_cfg(cfg: LimitConfig, model: str, physics_dt_s: float = 0.005) 
         # The serial tree's own link inertia, from the generated description the simulator loads.
         serial_link_kgm2=list(leg_body().serial_link_kgm2()),
         acceleration_estimate=LEG_ACCELERATION_ESTIMATE,
+        explicit_acceleration_limit=LEG_EXPLICIT_ACCELERATION_LIMIT,
         reference_joint_pos_rad=[standing["hip"], standing["knee"]],
         physics_dt_s=physics_dt_s,
     )
