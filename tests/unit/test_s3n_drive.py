@@ -248,3 +248,40 @@ def test_feed_forward_effort_goes_through_the_motor_limits(space):
     torch.testing.assert_close(out.motor_torque_desired, t([[2.0, 1.0], [30.0, 0.0]]))
     torch.testing.assert_close(out.motor_torque, t([[2.0, 1.0], [10.0, 0.0]]))
     torch.testing.assert_close(out.actuator_joint_torque, t([[3.0, 1.0], [10.0, 0.0]]))
+
+
+def test_the_actuator_bound_caps_the_explicit_acceleration_at_what_the_motors_can_give():
+    """A velocity jump of 20 rad/s in one 5 ms step (4000 rad/s², a touchdown's impulse) on the Limit's leg drive:
+    unbounded, the knee's explicit torque is ``−X_M,kh q̈_h`` with the full 4000; bounded, ``q̈`` is capped at
+    ``(|J|ᵀ τ_peak)_j / (M_link,jj + A_j)`` computed here by hand from the same numbers."""
+    from dataclasses import replace
+
+    from linkage_lab.dynamics.drive import LinkageDrive
+    from linkage_lab.dynamics.s3n import two_link_inertia
+    from linkage_lab.kinematics.transmission import parallelogram_leg
+    from linkage_lab.robots.limit.s3n import task_leg_drive_cfg
+
+    cfg = replace(task_leg_drive_cfg("s3n_act"), explicit_acceleration_limit="actuator")
+    reference = torch.tensor([cfg.reference_joint_pos_rad], dtype=torch.float64)
+    alpha = float(reference[0, 1])  # parallelogram: knee motor − hip motor = the knee angle
+    links = torch.diagonal(two_link_inertia(torch.tensor([alpha], dtype=torch.float64), *cfg.s3n.serial_link_kgm2)[0])
+    unbounded = LinkageDrive(replace(cfg, explicit_acceleration_limit="none"), parallelogram_leg())
+    bounded = LinkageDrive(cfg, parallelogram_leg())
+    armature = bounded.native_armature()
+    peak_hip, peak_knee = cfg.motor_peak_torque_nm
+    # |J|ᵀ τ_peak with J = [[1, 0], [1, 1]]: the hip joint feels both motors, the knee joint the knee motor.
+    expected_limit = torch.tensor([peak_hip + peak_knee, peak_knee], dtype=torch.float64) / (links + armature)
+    torch.testing.assert_close(bounded.actuator_acceleration_limit(), expected_limit)
+    dt = 0.005
+    still = torch.zeros(1, 2, dtype=torch.float64)
+    jump = torch.tensor([[20.0, 0.0]], dtype=torch.float64)
+    explicit = {}
+    for name, drive in (("none", unbounded), ("actuator", bounded)):
+        drive.compute(reference, still, reference, still, dt)
+        out = drive.compute(reference, still, reference, jump, dt)
+        explicit[name] = out.s3n_joint_torque[0] + (drive.explicit_damping(reference)[0] @ jump[0])
+    coupling = float(bounded.explicit_inertia(reference)[0, 1, 0])
+    assert coupling != 0.0
+    assert float(explicit["none"][1]) == pytest.approx(-coupling * 4000.0)
+    assert float(explicit["actuator"][1]) == pytest.approx(-coupling * float(expected_limit[0]))
+    assert abs(float(explicit["actuator"][1])) < abs(float(explicit["none"][1]))

@@ -103,7 +103,7 @@ def bare_drive_cfg(drive_cfg: LinkageDriveCfg) -> LinkageDriveCfg:
     motors' inertia and damping itself (Kin-Only with zero armature and damping)."""
     n = len(drive_cfg.s3n.reflected_inertia_kgm2)
     bare = S3NCfg(model="kin_only", reflected_inertia_kgm2=(0.0,) * n, motor_damping_nms_per_rad=(0.0,) * n)
-    return replace(drive_cfg, s3n=bare, acceleration_estimate="previous")
+    return replace(drive_cfg, s3n=bare, acceleration_estimate="previous", explicit_acceleration_limit="none")
 
 
 def run_serial_leg(
