@@ -87,8 +87,8 @@ def test_action_clip_never_cuts_a_target_inside_the_joint_range():
         LimitFlatEnvCfg: _max_reach(limit_ranges, limit["control"]["standing_pose_rad"]),
         MarvinFlatEnvCfg: _max_reach(marvin_ranges, marvin["control"]["standing_pose_rad"]),
     }
-    # Hand values: the Limit's knee from -1.2 to +1.57 rad; Marvin's shoulder from 0 to ±2.5 rad.
-    assert reach[LimitFlatEnvCfg] == pytest.approx(2.77)
+    # Hand values: the Limit's knee from -1.0 to +1.57 rad; Marvin's shoulder from 0 to ±2.5 rad.
+    assert reach[LimitFlatEnvCfg] == pytest.approx(2.57)
     assert reach[MarvinFlatEnvCfg] == pytest.approx(2.5)
     for cfg_class, distance in reach.items():
         cfg = cfg_class()

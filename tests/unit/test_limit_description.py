@@ -126,7 +126,7 @@ def test_standing_height_matches_leg_geometry():
     pose = cfg["control"]["standing_pose_rad"]
     # Sole-flat standing pose: the three pitch angles sum to zero.
     assert pose["hip"] + pose["knee"] + pose["ankle"] == pytest.approx(0.0)
-    height = 0.100 * math.cos(0.6) + 0.085 * math.cos(0.6 - 1.2) + 0.010
+    height = 0.100 * math.cos(0.5) + 0.085 * math.cos(0.5 - 1.0) + 0.010
     from linkage_lab.robots.limit.articulation import standing_height_m
     from linkage_lab.robots.registry import get_robot
 

@@ -434,7 +434,9 @@ def test_unknown_io_options_list_the_valid_ones():
         check_io_options(factory, {"bogus": "1"}, "marvin")
 
 
-@pytest.mark.parametrize(("robot", "valid"), [("limit", ()), ("marvin", ("ankle_mode",))])
+@pytest.mark.parametrize(
+    ("robot", "valid"), [("limit", ("base_velocity",)), ("marvin", ("ankle_mode", "base_velocity"))]
+)
 def test_the_robots_io_options_are_checked_by_name(robot, valid):
     """The registered robot sides (lazy wrappers taking ``**options``) name the options their class takes."""
     import inspect
@@ -590,9 +592,10 @@ def test_a_shipped_sweep_misses_exactly_its_known_misses(task, simulator, path):
 
     acceptance = task_acceptance(task)
     sweep = json.loads(path.read_text())
-    assert {c["command"]["lin_vel_x_mps"] for c in sweep["cases"]} == {c.lin_vel_x_mps for c in acceptance.cases}
+    commands = {(c["command"]["lin_vel_x_mps"], c["command"]["ang_vel_z_radps"]) for c in sweep["cases"]}
+    assert commands == {(c.lin_vel_x_mps, c.ang_vel_z_radps) for c in acceptance.cases}
     assert {k: v for k, v in sweep["targets"].items() if v is not None} == {
-        k: v for k, v in vars(acceptance.targets).items() if v is not None
+        k: v for k, v in vars(acceptance.targets_for(simulator)).items() if v is not None
     }, "the sweep was judged on other targets than the task's acceptance"
     failed = failed_checks(sweep)
     known = acceptance.known(simulator)

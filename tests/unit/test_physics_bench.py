@@ -18,15 +18,17 @@ def limit_spec():
 
 def test_spec_takes_the_tasks_step_gains_armature_and_pose(limit_spec):
     # Hand values of configs/robots/limit.yaml and the task: 5 ms, decimation 4, one substep,
-    # K_p 20 N·m/rad, K_d 0.5 N·m·s/rad, hip armature N²J_m = 0.0324, knee and ankle 0.0162.
+    # hip/knee K_p 60 N·m/rad, K_d 1.2 N·m·s/rad, ankle 30 / 0.6; hip armature 2 N²J_m = 0.008 (S3N-Act: both
+    # motors), knee and ankle 0.004; standing pose (0.5, -1.0, 0.5).
     spec = limit_spec
     assert spec.urdf.name == "limit.urdf" and spec.urdf.is_file()
     assert (spec.timestep_s, spec.steps_per_env_step) == (0.005, 4)
     assert len(spec.joint_pos_rad) == 12
-    assert set(spec.stiffness.values()) == {20.0} and set(spec.damping.values()) == {0.5}
-    assert spec.armature["fl_hip"] == pytest.approx(0.0324) and spec.armature["rr_knee"] == pytest.approx(0.0162)
-    assert spec.armature["fr_ankle"] == pytest.approx(0.0162)
-    assert (spec.joint_pos_rad["rl_hip"], spec.joint_pos_rad["rl_knee"]) == (0.6, -1.2)
+    assert (spec.stiffness["fl_hip"], spec.stiffness["rr_knee"], spec.stiffness["fr_ankle"]) == (60.0, 60.0, 30.0)
+    assert (spec.damping["fl_hip"], spec.damping["rr_knee"], spec.damping["fr_ankle"]) == (1.2, 1.2, 0.6)
+    assert spec.armature["fl_hip"] == pytest.approx(0.008) and spec.armature["rr_knee"] == pytest.approx(0.004)
+    assert spec.armature["fr_ankle"] == pytest.approx(0.004)
+    assert (spec.joint_pos_rad["rl_hip"], spec.joint_pos_rad["rl_knee"]) == (0.5, -1.0)
 
 
 def test_plain_model_has_a_servo_per_joint_and_stands(limit_spec):
@@ -37,12 +39,12 @@ def test_plain_model_has_a_servo_per_joint_and_stands(limit_spec):
     model = build_plain_model(limit_spec)
     assert (model.nu, model.opt.timestep) == (12, 0.005)
     joint = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "fl_hip")
-    assert model.dof_armature[model.jnt_dofadr[joint]] == pytest.approx(0.0324)
+    assert model.dof_armature[model.jnt_dofadr[joint]] == pytest.approx(0.008)
     actuator = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, "fl_hip")
-    assert model.actuator_gainprm[actuator, 0] == 20.0
-    assert tuple(model.actuator_biasprm[actuator, 1:3]) == (-20.0, -0.5)
+    assert model.actuator_gainprm[actuator, 0] == 60.0
+    assert tuple(model.actuator_biasprm[actuator, 1:3]) == (-60.0, -1.2)
     _, targets = initial_state(model, limit_spec)
-    assert sorted(set(targets.round(6))) == [-1.2, 0.6]
+    assert sorted(set(targets.round(6))) == [-1.0, 0.5]
     row = plain_mujoco_throughput(limit_spec, num_envs=4, env_steps=100, threads=1)
     assert row["env_steps_per_s"] > 0
     # Two seconds on its servos: the base settles onto its feet, neither falls through nor tips over.

@@ -19,6 +19,18 @@ from linkage_lab.robots.limit.s3n import leg_body, leg_drive_cfg
 pytestmark = pytest.mark.unit
 
 STANDING = torch.tensor([0.6, -1.2], dtype=torch.float64)
+#: The S3N paper's rotors (N²J_m) and the gains the Limit ran on them: the setting the paper's split and the
+#: acceleration estimates below were measured in (the Limit's own rotors are a quarter of that, its gains 60 / 1.2).
+PAPER_SETTING = {"joint_kp": (20.0, 20.0), "joint_kd": (0.5, 0.5)}
+PAPER_ROTOR_KGM2 = (0.0162, 0.0162)
+
+
+def paper_setting_cfg(model: str, **overrides):
+    """The Limit's leg drive with the S3N paper's rotors and the gains it ran on them."""
+    from dataclasses import replace
+
+    cfg = leg_drive_cfg(model, **PAPER_SETTING, **overrides)
+    return replace(cfg, s3n=replace(cfg.s3n, reflected_inertia_kgm2=PAPER_ROTOR_KGM2))
 
 
 def hold_standing_pose(drive: LinkageDrive, dt: float, duration_s: float = 1.0, legs: int = 16) -> torch.Tensor:
@@ -69,7 +81,7 @@ def test_paper_split_with_the_papers_mp_diverges_and_low_pass_stabilises():
     from dataclasses import replace
 
     def with_paper_mp(**overrides):
-        cfg = leg_drive_cfg("s3n_full", explicit_split="paper", **overrides)
+        cfg = paper_setting_cfg("s3n_full", explicit_split="paper", **overrides)
         return replace(cfg, s3n=replace(cfg.s3n, mp_kgm2=(0.04793, 0.005413, 0.02368)))
 
     paper = LinkageDrive(with_paper_mp(), parallelogram_leg())
@@ -115,7 +127,7 @@ def _track_step(cfg, dt: float, reference: bool) -> torch.Tensor:
 def test_torque_predicted_acceleration_tracks_the_exact_model_better(dt):
     errors = {}
     for estimate in ("previous", "torque_predicted"):
-        cfg = leg_drive_cfg("s3n_act", acceleration_estimate=estimate)
+        cfg = paper_setting_cfg("s3n_act", acceleration_estimate=estimate)
         exact = _track_step(cfg, dt, reference=True)
         serial = _track_step(cfg, dt, reference=False)
         errors[estimate] = (serial - exact).pow(2).mean().sqrt().item()

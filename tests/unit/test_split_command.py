@@ -90,5 +90,5 @@ def test_the_limit_task_splits_its_commands():
 
     command = LimitFlatEnvCfg().commands.base_velocity
     assert isinstance(command, SplitVelocityCommandCfg)
-    assert (command.rel_straight_envs, command.rel_turning_envs) == (0.8, 0.1)
+    assert (command.rel_straight_envs, command.rel_turning_envs) == (0.7, 0.2)
     assert command.ranges.lin_vel_x == (-0.4, 0.6) and command.ranges.ang_vel_z == (-0.6, 0.6)

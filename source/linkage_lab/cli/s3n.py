@@ -71,6 +71,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "the acceleration change of this step's actuator torque",
     )
     validate.add_argument(
+        "--reflected-inertia",
+        type=finite_float,
+        default=None,
+        metavar="KGM2",
+        help="both motors' reflected rotor inertia N²J_m in kg·m² (default: the robot config's; the S3N paper's "
+        "motors: 0.0162)",
+    )
+    validate.add_argument(
         "--isaac",
         action="store_true",
         help="instead, the same chirp (0.1-10 Hz, 4 s unless --duration) on the robot's task leg in Isaac "
@@ -149,6 +157,10 @@ def _validate(args: argparse.Namespace) -> int:
         if not 0.0 < args.dt <= 0.01:
             raise CliError("--dt must be in (0, 0.01] s")
         cfg = replace(cfg, timestep_s=args.dt)
+    if args.reflected_inertia is not None:
+        if not args.reflected_inertia > 0.0:
+            raise CliError("--reflected-inertia must be positive")
+        cfg = replace(cfg, oracle=replace(cfg.oracle, reflected_inertia_kgm2=(args.reflected_inertia,) * 2))
     with tqdm(total=5, desc="s3n validate", unit="run", leave=False) as bar:
         result = run_fidelity(cfg, progress=lambda label: (bar.set_postfix_str(label), bar.update()))
     if args.plot:

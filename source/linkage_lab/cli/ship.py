@@ -44,6 +44,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="skip the reality-gap sweep (every acceptance command on the closed chain under the stress set: the "
         "estimator, 20/40 ms latency, motors +-20 %%, friction 0.5, kicked starts)",
     )
+    parser.add_argument(
+        "--gap-episodes",
+        type=int,
+        default=None,
+        help="runs per command and condition of the reality-gap sweep (default 2: one from rest, one kicked)",
+    )
     parser.add_argument("--device", default=None, help="cpu, cuda:0, ... (default: picked automatically)")
     parser.set_defaults(func=_ship, accepts_overrides=True)
 
@@ -61,6 +67,8 @@ def _ship(args: argparse.Namespace, overrides: list[str]) -> int:
         cases = [parse_case(c) for c in args.commands] if args.commands else None
     except ValueError as exc:
         raise CliError(str(exc)) from exc
+    if args.gap_episodes is not None and args.gap_episodes < 1:
+        raise CliError(f"--gap-episodes must be at least 1, got {args.gap_episodes}")
     env_cfg, agent_cfg = resolve_configs(args.task, overrides, args.device)
     checkpoint = resolve_checkpoint(args.checkpoint, args.task, agent_cfg.experiment_name)
     # The checkpoint is checked against the task before anything under policies/ is written: its run's task,
@@ -129,7 +137,7 @@ def _evaluate_staged(
         bundle_dir = eval_dir.parent / f"{args.task}-bundle"
         verdicts.append(_closed_chain_sweep(request, bundle_dir, staging, cases))
         if not args.no_reality_gap and (bundle_dir / "metadata.json").is_file():
-            verdicts.append(_reality_gap(bundle_dir, staging))
+            verdicts.append(_reality_gap(bundle_dir, staging, args.gap_episodes))
     if any(v is False for v in verdicts):
         return False
     return True if any(v is True for v in verdicts) else None
@@ -175,7 +183,7 @@ def _closed_chain_sweep(request: Any, bundle_dir: Path, folder: Path, cases: lis
     return sweep["summary"]["passed"]
 
 
-def _reality_gap(bundle_dir: Path, folder: Path) -> bool | None:
+def _reality_gap(bundle_dir: Path, folder: Path, episodes: int | None = None) -> bool | None:
     """Run the reality-gap sweep on the exported bundle; ship ``reality_gap.json`` / ``.md`` / ``.png`` beside the
     policy. Returns its verdict (``None``: the robot has no closed chain, or the task no targets)."""
     from linkage_lab.robots.registry import get_robot
@@ -192,12 +200,14 @@ def _reality_gap(bundle_dir: Path, folder: Path) -> bool | None:
     bundle = load_bundle(bundle_dir)
     if get_robot(bundle.robot).closed_chain is None:
         return None
+    episodes = REALITY_GAP_EPISODES if episodes is None else episodes
     print(
-        f"reality gap on {bundle.robot}'s closed chain: {len(STRESS_SET)} conditions, {REALITY_GAP_EPISODES} runs per "
-        "command each:",
+        f"reality gap on {bundle.robot}'s closed chain: {len(STRESS_SET)} conditions, {episodes} runs per command each:",
         flush=True,
     )
-    document = run_reality_gap(bundle, on_row=lambda name, row: print(f"{name:14s}" + describe_case(row), flush=True))
+    document = run_reality_gap(
+        bundle, episodes=episodes, on_row=lambda name, row: print(f"{name:14s}" + describe_case(row), flush=True)
+    )
     write_reality_gap(folder, document)
     print(format_reality_gap(document))
     return document["summary"]["passed"]

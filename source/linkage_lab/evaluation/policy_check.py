@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 #: Observation terms of a fixed size, by function name (Isaac Lab's ``isaaclab.envs.mdp``).
-_FIXED_TERMS = {"base_lin_vel": 3, "base_ang_vel": 3, "projected_gravity": 3, "base_pos_z": 1}
+_FIXED_TERMS = {
+    "base_lin_vel": 3,
+    "base_lin_vel_estimate": 3,
+    "base_ang_vel": 3,
+    "projected_gravity": 3,
+    "base_pos_z": 1,
+}
 #: Observation terms with one value per selected joint.
 _JOINT_TERMS = {
     "joint_pos",

@@ -133,8 +133,14 @@ def load_bundle(path: str | Path) -> Bundle:
     return bundle
 
 
+#: Training functions that stand for a sensed value: on the robot the base-velocity estimate *is* the estimator's
+#: output (training only adds its measured error to the truth).
+FUNCTION_ALIASES = {"base_lin_vel_estimate": "base_lin_vel"}
+
+
 def _function_name(term: Mapping[str, Any]) -> str:
-    return str(term.get("function", term["name"])).rsplit(".", 1)[-1]
+    name = str(term.get("function", term["name"])).rsplit(".", 1)[-1]
+    return FUNCTION_ALIASES.get(name, name)
 
 
 class ObservationBuilder:

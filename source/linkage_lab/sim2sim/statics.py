@@ -83,7 +83,7 @@ def chain_joint_torque(
     motor_torque: Mapping[str, float],
     duration_s: float = 0.2,
     hold_stiffness_nm_per_rad: float = 300.0,
-    hold_damping_nms_per_rad: float = 10.0,
+    hold_damping_nms_per_rad: float = 2.0,
 ) -> ChainTorque:
     """The joint torque that constant motor torques make through the closed chain, measured statically.
 
@@ -91,7 +91,9 @@ def chain_joint_torque(
     measure (:meth:`ClosedChainModel.reset`). The locks take the joints' present angles; the motors named
     in ``motor_torque`` (N·m) push, every other motor holds its angle on a PD; after ``duration_s`` the
     mechanism is at rest and each lock's constraint force ``h`` balances what the chain delivers, so the
-    chain's joint torque is ``−h``. Run it with gravity off, so that only the motors and the locks act.
+    chain's joint torque is ``−h``. Run it with gravity off, so that only the motors and the locks act. The
+    holding PD is explicit: its damping times the step over the lightest rotor stays below 2 (2 N·m·s/rad on the
+    Limit's 0.004 kg·m² rotors at 2 ms: 1.0; 10 made them ring).
     """
     import mujoco
 

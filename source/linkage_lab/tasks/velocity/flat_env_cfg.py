@@ -19,8 +19,8 @@ from linkage_lab.tasks.velocity import estimate, faults
 
 #: Clip of the policy's raw actions (action units, ``q* = q_default + scale · a``), in the env and
 #: in the rsl-rl runner (``clip_actions``). Wide enough never to change a target inside a joint's
-#: range: the farthest joint limit from the standing pose is the Limit's knee, 2.77 rad at 0.25 rad
-#: per unit = 11.1 units (Marvin's farthest, the shoulder, is 5.0 units at 0.5 rad). It bounds
+#: range: the farthest joint limit from the standing pose is the Limit's knee, 2.57 rad at 0.25 rad
+#: per unit = 10.3 units (Marvin's farthest, the shoulder, is 5.0 units at 0.5 rad). It bounds
 #: what a broken policy can send: a 1e6 action costs what a 12 does.
 ACTION_CLIP = 12.0
 

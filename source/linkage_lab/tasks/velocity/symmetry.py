@@ -9,6 +9,7 @@ mirrored twin state, and the mirror of a good action there is a good action in t
 term function                 mirrored
 ============================  =====================================================================
 ``base_lin_vel``              ``R v``: a vector (``(v_x, −v_y, v_z)``)
+``base_lin_vel_estimate``     the same: an estimate of the same vector (its bias mirrors with it)
 ``projected_gravity``         ``R g``
 ``base_ang_vel``              ``−R ω``: an axial vector (``(−ω_x, ω_y, −ω_z)``)
 ``generated_commands``        ``(v_x, −v_y, −ω_z)``: the velocity command
@@ -39,6 +40,7 @@ _GAIT_STATE = (-1.0, -1.0, 1.0, 1.0)
 #: The rule of each observation term function, by name: a fixed sign pattern or ``"joints"``.
 TERM_RULES: dict[str, tuple[float, ...] | str] = {
     "base_lin_vel": _POLAR,
+    "base_lin_vel_estimate": _POLAR,
     "projected_gravity": _POLAR,
     "base_ang_vel": _AXIAL,
     "generated_commands": _VELOCITY_COMMAND,
