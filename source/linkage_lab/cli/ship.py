@@ -202,7 +202,7 @@ def _reality_gap(bundle_dir: Path, folder: Path, episodes: int | None = None) ->
         return None
     episodes = REALITY_GAP_EPISODES if episodes is None else episodes
     print(
-        f"reality gap on {bundle.robot}'s closed chain: {len(STRESS_SET)} conditions, {episodes} runs per command each:",
+        f"reality gap on {bundle.robot}'s closed chain: {len(STRESS_SET)} conditions, {episodes} runs per command",
         flush=True,
     )
     document = run_reality_gap(
