@@ -170,3 +170,34 @@ def test_the_robots_estimators_stand_still_at_their_standing_pose():
     v_b = estimator.update(0.02, np.zeros(len(names)), np.zeros(len(names)), np.zeros(3), AT_REST_F, np.eye(3))
     np.testing.assert_allclose(v_b, 0.0, atol=1e-12)
     assert estimator.state.feet_used == 2
+
+
+def test_the_bundle_file_round_trips_the_estimator(tmp_path):
+    """Written and read back, the estimator gives the same estimates on the same readings."""
+    from linkage_lab.deploy.base_velocity import load_estimator, write_estimator
+    from linkage_lab.robots.limit.joints import JOINT_NAMES
+
+    original = limit_base_velocity_estimator(limit_config())
+    path = write_estimator(tmp_path, original, JOINT_NAMES)
+    loaded, order = load_estimator(path)
+    assert order == list(JOINT_NAMES) and loaded.cfg == original.cfg
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        q, qd = rng.uniform(-0.5, 0.5, 12), rng.uniform(-2, 2, 12)
+        gyro, accel = rng.normal(0, 0.3, 3), AT_REST_F + rng.normal(0, 0.5, 3)
+        expected = original.update(0.02, q, qd, gyro, accel, np.eye(3))
+        np.testing.assert_allclose(loaded.update(0.02, q, qd, gyro, accel, np.eye(3)), expected, atol=1e-12)
+
+
+def test_a_corrupt_estimator_file_is_a_clear_error(tmp_path):
+    from linkage_lab.deploy.base_velocity import load_estimator
+
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(ValueError, match="cannot read the base-velocity estimator"):
+        load_estimator(tmp_path / "bad.json")
+    (tmp_path / "other.json").write_text('{"format": "something else"}')
+    with pytest.raises(ValueError, match="not a base-velocity estimator document"):
+        load_estimator(tmp_path / "other.json")
+    (tmp_path / "broken.json").write_text('{"format": "linkage_lab/base_velocity", "chains": []}')
+    with pytest.raises(ValueError, match="malformed"):
+        load_estimator(tmp_path / "broken.json")

@@ -21,13 +21,18 @@ foot's sole point), so the same filter runs any robot; the robot's package says 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from linkage_lab.description.model import RobotModel
 from linkage_lab.kinematics.rotation import axis_rotation
 
+#: The estimator's file in an exported bundle: its leg chains and noise model (:func:`write_estimator`).
+ESTIMATOR_FILE = "base_velocity.json"
+ESTIMATOR_FORMAT = "linkage_lab/base_velocity"
 #: Gravity in the world frame (m/s², +z up).
 GRAVITY_W = np.array([0.0, 0.0, -9.81])
 
@@ -198,6 +203,73 @@ class BaseVelocityEstimator:
         heights = np.array([(rotation @ point)[2] for point, _ in feet])
         low = heights <= heights.min() + self.cfg.contact_band_m
         return [-rotation @ (rel + np.cross(gyro_b, point)) for (point, rel), planted in zip(feet, low) if planted]
+
+
+def estimator_document(estimator: BaseVelocityEstimator, joint_names: Sequence[str]) -> dict[str, Any]:
+    """The estimator as JSON-ready data: the joint order its chains index, the chains, the noise model."""
+    return {
+        "format": ESTIMATOR_FORMAT,
+        "version": 1,
+        "joint_names": list(joint_names),
+        "cfg": asdict(estimator.cfg),
+        "chains": [
+            {
+                "name": chain.name,
+                "sole_point_m": list(chain.sole_point_m),
+                "joints": [
+                    {"index": j.index, "origin_m": list(j.origin_m), "axis": list(j.axis)} for j in chain.joints
+                ],
+            }
+            for chain in estimator.chains
+        ],
+    }
+
+
+def estimator_from_document(document: dict[str, Any]) -> tuple[BaseVelocityEstimator, list[str]]:
+    """The estimator and its joint order back from :func:`estimator_document`'s data.
+
+    Raises:
+        ValueError: Not an estimator document, or a malformed one.
+    """
+    if not isinstance(document, dict) or document.get("format") != ESTIMATOR_FORMAT:
+        raise ValueError(f"not a base-velocity estimator document (format {ESTIMATOR_FORMAT!r})")
+    try:
+        chains = [
+            LegChain(
+                str(chain["name"]),
+                tuple(
+                    ChainJoint(int(j["index"]), tuple(map(float, j["origin_m"])), tuple(map(float, j["axis"])))
+                    for j in chain["joints"]
+                ),
+                tuple(map(float, chain["sole_point_m"])),
+            )
+            for chain in document["chains"]
+        ]
+        return BaseVelocityEstimator(chains, EstimatorCfg(**document["cfg"])), [str(n) for n in document["joint_names"]]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"malformed base-velocity estimator document: {exc!r}") from None
+
+
+def write_estimator(out_dir: str | Path, estimator: BaseVelocityEstimator, joint_names: Sequence[str]) -> Path:
+    """Write :data:`ESTIMATOR_FILE` into ``out_dir`` (atomically); returns its path."""
+    from linkage_lab.io import write_json_atomic
+
+    return write_json_atomic(Path(out_dir) / ESTIMATOR_FILE, estimator_document(estimator, joint_names))
+
+
+def load_estimator(path: str | Path) -> tuple[BaseVelocityEstimator, list[str]]:
+    """Read an estimator file; returns the estimator and the joint order its chains index.
+
+    Raises:
+        ValueError: Unreadable, not JSON, or not an estimator document.
+    """
+    import json
+
+    try:
+        document = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read the base-velocity estimator: {exc}") from None
+    return estimator_from_document(document)
 
 
 def leg_chains(

@@ -9,15 +9,38 @@ the estimate against the truth is recorded for the report (the truth is read for
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from linkage_lab.deploy.base_velocity import BaseVelocityEstimator
+from linkage_lab.deploy.base_velocity import ESTIMATOR_FILE, BaseVelocityEstimator, load_estimator
+from linkage_lab.sim2sim.bundle import Bundle, BundleError
 from linkage_lab.sim2sim.sensors import Sensors, quat_to_matrix
 
 #: ``base_velocity=`` values a robot side takes (``sim2sim --io-option base_velocity=truth``).
 VELOCITY_MODES = ("estimate", "truth")
+
+
+def bundle_estimator(
+    bundle: Bundle, joint_names: Sequence[str], fallback: Callable[[], BaseVelocityEstimator]
+) -> BaseVelocityEstimator:
+    """The estimator the bundle ships (:data:`~linkage_lab.deploy.base_velocity.ESTIMATOR_FILE`), or ``fallback()``
+    for a bundle exported before it shipped one.
+
+    Raises:
+        BundleError: The bundle's file is unreadable, or its chains index another joint order than ``joint_names``.
+    """
+    path = bundle.path / ESTIMATOR_FILE
+    if not path.is_file():
+        return fallback()
+    try:
+        estimator, order = load_estimator(path)
+    except ValueError as exc:
+        raise BundleError(f"bundle {bundle.path}: {exc}") from None
+    if list(order) != list(joint_names):
+        raise BundleError(f"bundle {bundle.path}: {ESTIMATOR_FILE} indexes joints {order}, not {list(joint_names)}")
+    return estimator
 
 
 class VelocitySource:

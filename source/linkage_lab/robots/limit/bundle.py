@@ -10,13 +10,20 @@ from linkage_lab.robots.registry import DeployFiles
 
 def bundle_deploy_writer(metadata: dict[str, Any]) -> DeployFiles:
     """The writer of ``deploy.json`` into a bundle folder."""
+    from linkage_lab.deploy.base_velocity import write_estimator
+    from linkage_lab.robots.limit import limit_config
     from linkage_lab.robots.limit.deploy import write_deploy_config
+    from linkage_lab.robots.limit.estimator import limit_base_velocity_estimator
+    from linkage_lab.robots.limit.joints import JOINT_NAMES
 
     def write(out_dir: Path, metadata: dict[str, Any]) -> dict[str, str]:
         path = write_deploy_config(out_dir, metadata)
+        estimator = write_estimator(out_dir, limit_base_velocity_estimator(limit_config()), JOINT_NAMES)
         return {
             str(Path(path).relative_to(out_dir)): "the Limit deploy module's config: JointTarget/JointSample "
-            "mapping by canonical joint id (robots.md §1.4)"
+            "mapping by canonical joint id (robots.md §1.4)",
+            str(estimator.relative_to(out_dir)): "the base-velocity estimator (IMU + leg kinematics + contact): "
+            "leg chains in canonical joint order and its noise model (linkage_lab.deploy.base_velocity)",
         }
 
     return DeployFiles(write)

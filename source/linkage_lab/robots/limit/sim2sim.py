@@ -21,7 +21,7 @@ from linkage_lab.robots.limit.joints import JOINT_IDS, JOINT_NAMES
 from linkage_lab.sim2sim.bundle import Bundle, BundleError
 from linkage_lab.sim2sim.drive import MotorCommand
 from linkage_lab.sim2sim.sensors import Sensors
-from linkage_lab.sim2sim.velocity_source import VelocitySource
+from linkage_lab.sim2sim.velocity_source import VelocitySource, bundle_estimator
 
 
 def wire_motor_names(chain: Any) -> tuple[str, ...]:
@@ -66,9 +66,8 @@ class LimitSim2SimIO:
         self._offset = np.asarray(config.encoder_offset_rad, dtype=float)
         self._num_motors = len(motors)
         try:
-            self.velocity = VelocitySource(
-                limit_base_velocity_estimator(limit_config()), base_velocity, config.control_period_s
-            )
+            estimator = bundle_estimator(bundle, JOINT_NAMES, lambda: limit_base_velocity_estimator(limit_config()))
+            self.velocity = VelocitySource(estimator, base_velocity, config.control_period_s)
         except ValueError as exc:
             raise BundleError(str(exc)) from None
 

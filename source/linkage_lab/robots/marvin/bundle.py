@@ -18,9 +18,20 @@ def bundle_deploy_writer(metadata: dict[str, Any]) -> DeployFiles:
 
     preset = metadata["ankle_preset"]
 
+    from linkage_lab.deploy.base_velocity import write_estimator
+    from linkage_lab.robots.marvin.estimator import marvin_base_velocity_estimator
+    from linkage_lab.robots.marvin.gait import marvin_config
+
     def write(out_dir: Path, metadata: dict[str, Any]) -> dict[str, str]:
         paths = ankle_bridge.export_ankle_bridge(out_dir / ANKLE_BRIDGE_DIR, preset=preset, robot="marvin")
-        return {str(p.relative_to(out_dir)): _bridge_description(p.name) for p in paths}
+        files = {str(p.relative_to(out_dir)): _bridge_description(p.name) for p in paths}
+        joints = metadata["joint_names"]
+        estimator = write_estimator(out_dir, marvin_base_velocity_estimator(marvin_config(), joints), joints)
+        files[str(estimator.relative_to(out_dir))] = (
+            "the base-velocity estimator (IMU + leg kinematics + contact): leg chains in the policy's joint order "
+            "and its noise model (linkage_lab.deploy.base_velocity)"
+        )
+        return files
 
     # How the ankle's joint-space PD reaches the motors on the robot (ankle_linkage.md §8): never by
     # copying joint kp/kd to the motors.

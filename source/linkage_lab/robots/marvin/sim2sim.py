@@ -34,7 +34,7 @@ from linkage_lab.robots.marvin.race import (
 from linkage_lab.sim2sim.bundle import Bundle, BundleError, BundlePolicy
 from linkage_lab.sim2sim.drive import MotorCommand
 from linkage_lab.sim2sim.sensors import Sensors
-from linkage_lab.sim2sim.velocity_source import VelocitySource
+from linkage_lab.sim2sim.velocity_source import VelocitySource, bundle_estimator
 
 ANKLE_MODES = ("host_torque", "motor_pd")
 #: FK's last Newton step above this flags an estimate that did not converge (rad; the bridge's doc).
@@ -149,7 +149,9 @@ class MarvinSim2SimIO:
         self.peak = np.array([m.peak_torque_nm for m in chain.motors])
         self.default_joint_pos = np.asarray(bundle.metadata["default_joint_pos"], dtype=np.float64)
         try:
-            estimator = marvin_base_velocity_estimator(marvin_config(), self.joint_names)
+            estimator = bundle_estimator(
+                bundle, self.joint_names, lambda: marvin_base_velocity_estimator(marvin_config(), self.joint_names)
+            )
             self.velocity = VelocitySource(estimator, base_velocity, self.control_period_s)
         except ValueError as exc:
             raise BundleError(str(exc)) from None
