@@ -53,7 +53,7 @@ def limit_bundle(limit_checkpoint, tmp_path_factory):
 SHORT_EPISODES = ("env.episode_length_s=1.0",)
 
 
-def _check_report(report: dict, requested: int) -> None:
+def _check_report(report: dict, requested: int, action_delay_steps: tuple[int, int]) -> None:
     assert report["episodes"] >= requested and report["stopped_by"] == "episodes", report["stopped_by"]
     assert report["steps"] <= report["max_steps"]
     for key in ("return", "episode_length", "fall_rate", "tracking", "joint_torques", "policy"):
@@ -71,6 +71,12 @@ def _check_report(report: dict, requested: int) -> None:
     assert stops["samples"] == tracking["samples"]
     assert [row["name"] for row in stops["joints"]] == [row["name"] for row in report["joint_torques"]["joints"]]
     assert all(0.0 <= row["share_on_stop"] <= 1.0 for row in stops["joints"])
+    # The delay of the joint targets the run used, in physics steps and seconds.
+    latency = report["latency"]
+    steps = list(action_delay_steps)
+    physics_dt = report["control_period_s"] / report["joint_torques"]["physics_steps_per_control_step"]
+    assert latency["action_delay_range_steps"] == steps
+    assert latency["action_delay_range_s"] == pytest.approx([s * physics_dt for s in steps])
     # RMS of the error vector ≥ RMS of its x part ≥ |mean x error| (no simulated robot tracks exactly).
     mean_x_error = abs(tracking["mean_commanded_forward_speed_mps"] - tracking["mean_forward_speed_mps"])
     assert tracking["lin_vel_xy_rms_mps"] >= mean_x_error - 1e-9 and tracking["lin_vel_xy_rms_mps"] > 0.0
@@ -156,7 +162,7 @@ def test_limit_eval_of_the_exported_onnx(limit_bundle, tmp_path):
     )
     out_dir, report = evaluate(request)
     assert json.loads((out_dir / "eval.json").read_text()) == json.loads(json.dumps(report))
-    _check_report(report, 2)
+    _check_report(report, 2, (0, 4))  # the Limit task trains with its targets 0-20 ms late
     assert report["policy"]["type"] == "onnx" and report["ankle_replay"] is None
     assert [row["name"] for row in report["joint_torques"]["joints"]] == limit_bundle.metadata["joint_names"]
 
@@ -176,7 +182,7 @@ def test_marvin_eval_replays_the_ankles(marvin_checkpoint, tmp_path):
         progress=False,
     )
     out_dir, report = evaluate(request)
-    _check_report(report, 4)
+    _check_report(report, 4, (0, 0))  # the plain Marvin task without
     replay = report["ankle_replay"]
     assert replay["motor"] == {"peak_nm": 60.0, "rated_nm": 20.0}
     assert set(replay["ankles"]) == {"left", "right"}

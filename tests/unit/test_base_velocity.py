@@ -201,3 +201,26 @@ def test_a_corrupt_estimator_file_is_a_clear_error(tmp_path):
     (tmp_path / "broken.json").write_text('{"format": "linkage_lab/base_velocity", "chains": []}')
     with pytest.raises(ValueError, match="malformed"):
         load_estimator(tmp_path / "broken.json")
+
+
+def test_training_velocity_error_has_the_bias_and_noise_it_is_given():
+    """Per env a uniform bias in ±bias for the whole episode, redrawn at its reset only; Gaussian noise per call."""
+    import torch
+
+    from linkage_lab.tasks.velocity.estimate import VelocityError
+
+    torch.manual_seed(0)
+    error = VelocityError(4000, (0.05, 0.02, 0.0), (0.06, 0.0, 0.1), "cpu")
+    bias = error.bias.clone()
+    assert torch.all(bias.abs() <= torch.tensor([0.05, 0.02, 0.0]))
+    # Uniform on ±b: standard deviation b / √3.
+    torch.testing.assert_close(bias.std(dim=0), torch.tensor([0.05, 0.02, 0.0]) / 3**0.5, atol=2e-3, rtol=0.0)
+    truth = torch.full((4000, 3), 0.3)
+    samples = torch.stack([error(truth) - truth - bias for _ in range(50)])
+    torch.testing.assert_close(samples.std(dim=(0, 1)), torch.tensor([0.06, 0.0, 0.1]), atol=2e-3, rtol=0.0)
+    error.reset([0, 1])
+    assert not torch.equal(error.bias[:2], bias[:2]) and torch.equal(error.bias[2:], bias[2:])
+    with pytest.raises(ValueError, match="one value per base axis"):
+        VelocityError(2, (0.1, 0.1), (0.1, 0.1, 0.1), "cpu")
+    with pytest.raises(ValueError, match="non-negative"):
+        VelocityError(2, (0.1, -0.1, 0.1), (0.1, 0.1, 0.1), "cpu")

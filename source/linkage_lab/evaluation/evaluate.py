@@ -241,9 +241,30 @@ def run_evaluation(
         "ankle_replay": None if replay is None else {**sampling, **replay.summary()},
         # What the task's numeric-fault guards replaced during the run (README: numeric faults).
         "faults": fault_counts(env),
+        "latency": action_latency(unwrapped),
         "plots": [],
     }
     return report, replay
+
+
+def action_latency(env: Any) -> dict[str, Any] | None:
+    """The joint targets' delay the run used (``target_delay_range_steps``, drawn per env at each reset), in physics
+    steps and seconds; ``None`` when the action term has no such setting."""
+    term = env.action_manager.get_term("joint_pos") if "joint_pos" in env.action_manager.active_terms else None
+    steps = getattr(getattr(term, "cfg", None), "target_delay_range_steps", None)
+    if steps is None:
+        return None
+    physics_dt = float(env.physics_dt)
+    return {
+        "action_delay_range_steps": [int(steps[0]), int(steps[1])],
+        "action_delay_range_s": [int(steps[0]) * physics_dt, int(steps[1]) * physics_dt],
+        # Isaac Lab's per-term observation lags (control steps), where a term has one.
+        "observation_lag_steps": {
+            name: [int(getattr(term, "delay_min_lag", 0)), int(term.delay_max_lag)]
+            for name, term in vars(env.cfg.observations.policy).items()
+            if getattr(term, "delay_max_lag", 0)
+        },
+    }
 
 
 def write_report(out_dir: Path, report: dict[str, Any], replay: AnkleReplay | None) -> list[Path]:
