@@ -195,11 +195,11 @@ def _sim2sim(args: argparse.Namespace) -> int:
 
 
 def _reality_gap(args: argparse.Namespace, bundle: Any) -> int:
-    from linkage_lab.cli.exit_codes import MISSED, verdict_exit
     from linkage_lab.cli.main import CliError
-    from linkage_lab.outputs import OutputWriteError, check_output_dir, write_output
+    from linkage_lab.outputs import check_output_dir
     from linkage_lab.sim2sim.reality_gap import (
         REALITY_GAP_EPISODES,
+        REALITY_GAP_FILE,
         format_reality_gap,
         run_reality_gap,
         write_reality_gap,
@@ -220,25 +220,15 @@ def _reality_gap(args: argparse.Namespace, bundle: Any) -> int:
         )
     except (ValueError, TypeError) as exc:
         raise CliError(str(exc)) from None
-    try:
-        write_output(out, SIM2SIM_COMMAND, lambda folder: write_reality_gap(folder, document), args.force)
-    except OutputWriteError as exc:
-        raise CliError(str(exc)) from None
-    if args.json:
-        print(strict_json(document))
-    else:
-        print(format_reality_gap(document))
-        print(f"report: {Path(out) / 'reality_gap.json'}")
-    if document["summary"]["passed"] is False:
-        print(f"verdict: missed; exit status {MISSED}", file=stream)
-    return verdict_exit(document["summary"]["passed"])
+    return _write_verdict(
+        args, out, document, lambda folder: write_reality_gap(folder, document), format_reality_gap, REALITY_GAP_FILE
+    )
 
 
 def _closed_chain_sweep(args: argparse.Namespace, bundle: Any) -> int:
-    from linkage_lab.cli.exit_codes import MISSED, verdict_exit
     from linkage_lab.cli.main import CliError
-    from linkage_lab.evaluation.sweep import format_table
-    from linkage_lab.outputs import OutputWriteError, check_output_dir, write_output
+    from linkage_lab.evaluation.sweep import SWEEP_FILE, format_table
+    from linkage_lab.outputs import check_output_dir
     from linkage_lab.sim2sim.runner import SIM2SIM_COMMAND, default_out_dir
     from linkage_lab.sim2sim.sweep import (
         SWEEP_DURATION_S,
@@ -266,18 +256,32 @@ def _closed_chain_sweep(args: argparse.Namespace, bundle: Any) -> int:
         )
     except (ValueError, TypeError) as exc:
         raise CliError(str(exc)) from None
+    return _write_verdict(
+        args, out, sweep, lambda folder: write_closed_chain_sweep(folder, sweep, reports), format_table, SWEEP_FILE
+    )
+
+
+def _write_verdict(
+    args: argparse.Namespace, out: Any, document: dict[str, Any], write: Any, table: Any, filename: str
+) -> int:
+    """Write a judged document's output folder, print it (``--json``: the JSON) and return its verdict's exit."""
+    from linkage_lab.cli.exit_codes import MISSED, verdict_exit
+    from linkage_lab.cli.main import CliError
+    from linkage_lab.outputs import OutputWriteError, write_output
+    from linkage_lab.sim2sim.runner import SIM2SIM_COMMAND
+
     try:
-        write_output(out, SIM2SIM_COMMAND, lambda folder: write_closed_chain_sweep(folder, sweep, reports), args.force)
+        write_output(out, SIM2SIM_COMMAND, write, args.force)
     except OutputWriteError as exc:
         raise CliError(str(exc)) from None
     if args.json:
-        print(strict_json(sweep))
+        print(strict_json(document))
     else:
-        print(format_table(sweep))
-        print(f"report: {Path(out) / 'sweep.json'}")
-    if sweep["summary"]["passed"] is False:
+        print(table(document))
+        print(f"report: {Path(out) / filename}")
+    if document["summary"]["passed"] is False:
         print(f"verdict: missed; exit status {MISSED}", file=sys.stderr if args.json else sys.stdout)
-    return verdict_exit(sweep["summary"]["passed"])
+    return verdict_exit(document["summary"]["passed"])
 
 
 def _print_summary(report: dict[str, Any], path: Path | None) -> None:

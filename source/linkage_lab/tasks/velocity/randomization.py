@@ -15,24 +15,12 @@ def randomize_constants(events: Any, ranges: Randomization) -> None:
     """Set ``events`` (a velocity task's event config) to draw, per env at startup: every joint's armature (scale)
     and friction (added), every joint's PD gains (scale), and the feet's ground friction."""
     joints = SceneEntityCfg("robot", joint_names=".*")
-    events.joint_armature = EventTerm(
-        func=mdp.randomize_joint_parameters,
-        mode="startup",
-        params={
-            "asset_cfg": joints,
-            "armature_distribution_params": tuple(ranges.armature_scale),
-            "operation": "scale",
-        },
-    )
-    events.joint_friction = EventTerm(
-        func=mdp.randomize_joint_parameters,
-        mode="startup",
-        params={
-            "asset_cfg": joints,
-            "friction_distribution_params": tuple(ranges.joint_friction_nm),
-            "operation": "add",
-        },
-    )
+    for name, parameter, values, operation in (
+        ("joint_armature", "armature_distribution_params", ranges.armature_scale, "scale"),
+        ("joint_friction", "friction_distribution_params", ranges.joint_friction_nm, "add"),
+    ):
+        params = {"asset_cfg": joints, parameter: tuple(values), "operation": operation}
+        setattr(events, name, EventTerm(func=mdp.randomize_joint_parameters, mode="startup", params=params))
     events.motor_gains = EventTerm(
         func=mdp.randomize_actuator_gains,
         mode="startup",
