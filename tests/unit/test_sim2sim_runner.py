@@ -442,7 +442,8 @@ def test_closed_chain_sweep_judges_by_the_bundle_tasks_acceptance(limit_bundle, 
     (folder / "metadata.json").write_text(json.dumps({**metadata, "task": "LinkageLab-Velocity-Flat-Limit"}))
     sweep, _ = run_closed_chain_sweep(folder, duration_s=1.0)
     assert sweep["episodes_per_case"] == 1
-    assert sweep["task"] == "LinkageLab-Velocity-Flat-Limit" and sweep["targets"]["lin_vel_rms_mps"] == 0.06
+    # Judged by the closed-chain marks of the task (0.08 m/s there, 0.06 in Isaac Lab).
+    assert sweep["task"] == "LinkageLab-Velocity-Flat-Limit" and sweep["targets"]["lin_vel_rms_mps"] == 0.08
     by_command = {(r["command"]["lin_vel_x_mps"], r["command"]["ang_vel_z_radps"]): r for r in sweep["cases"]}
     assert all(check["ok"] for check in by_command[(0.0, 0.0)]["checks"].values())
     for vx in (-0.3, 0.3, 0.5):

@@ -250,7 +250,8 @@ def run_evaluation(
 def action_latency(env: Any) -> dict[str, Any] | None:
     """The joint targets' delay the run used (``target_delay_range_steps``, drawn per env at each reset), in physics
     steps and seconds; ``None`` when the action term has no such setting."""
-    term = env.action_manager.get_term("joint_pos") if "joint_pos" in env.action_manager.active_terms else None
+    manager = getattr(env, "action_manager", None)
+    term = manager.get_term("joint_pos") if manager is not None and "joint_pos" in manager.active_terms else None
     steps = getattr(getattr(term, "cfg", None), "target_delay_range_steps", None)
     if steps is None:
         return None

@@ -21,11 +21,12 @@ def bundle_deploy_writer(metadata: dict[str, Any]) -> DeployFiles:
     from linkage_lab.deploy.base_velocity import write_estimator
     from linkage_lab.robots.marvin.estimator import marvin_base_velocity_estimator
     from linkage_lab.robots.marvin.gait import marvin_config
+    from linkage_lab.robots.marvin.joints import JOINT_NAMES
 
     def write(out_dir: Path, metadata: dict[str, Any]) -> dict[str, str]:
         paths = ankle_bridge.export_ankle_bridge(out_dir / ANKLE_BRIDGE_DIR, preset=preset, robot="marvin")
         files = {str(p.relative_to(out_dir)): _bridge_description(p.name) for p in paths}
-        joints = metadata["joint_names"]
+        joints = metadata.get("joint_names") or list(JOINT_NAMES)
         estimator = write_estimator(out_dir, marvin_base_velocity_estimator(marvin_config(), joints), joints)
         files[str(estimator.relative_to(out_dir))] = (
             "the base-velocity estimator (IMU + leg kinematics + contact): leg chains in the policy's joint order "
