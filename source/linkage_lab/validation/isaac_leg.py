@@ -125,7 +125,7 @@ def run_isaac_leg(
         group = [actuator.joint_names.index(name) for name in names]
         ankle = robot.joint_names.index(ankle_name)
         live = drive_cfg(actuator.cfg, actuator.stiffness[0, group].tolist(), actuator.damping[0, group].tolist())
-        if expected_drive is not None and live != expected_drive:
+        if expected_drive is not None and not same_drive(live, expected_drive):
             raise RuntimeError(f"the task's {model} drive differs from the expected one:\n{live}\n{expected_drive}")
         info.update(
             physics_dt_s=dt,
@@ -334,3 +334,11 @@ def format_report(result: dict) -> str:
         "PASS" if result["passed"] else "FAIL",
     ]
     return "\n".join(lines)
+
+
+def same_drive(live: LinkageDriveCfg, expected: LinkageDriveCfg) -> bool:
+    """Whether the articulation's drive is ``expected``: equal fields, the gains to float32 (Isaac Lab stores them in
+    float32, so 1.2 comes back as 1.2000000476837158)."""
+    gains = ("joint_kp", "joint_kd")
+    close = all(np.allclose(getattr(live, name), getattr(expected, name), rtol=1e-6, atol=0.0) for name in gains)
+    return close and replace(live, **{name: getattr(expected, name) for name in gains}) == expected
