@@ -33,25 +33,22 @@ MARVIN_ACCEPTANCE = Acceptance(
     ),
 )
 
-_CLOSED_CHAIN_FALLS = (
-    "the shipped policy (iteration 1950) falls in 3 of 24 closed-chain runs (4 per command, 20 s, three of them "
-    "with kicked starts), one each at the standing and the two turning commands; in Isaac Lab it falls in none"
+_CLOSED_CHAIN_FALL = (
+    "the shipped policy (iteration 2159: 1950 fine-tuned for 210 iterations on the estimator's velocity error, 0-20 ms "
+    "latency and randomised constants) falls in 1 of 24 closed-chain runs on the estimator, at 0.5 m/s after 5.1 s "
+    "of a kicked start (the policy before: 3 of 24 on the simulator's true velocity, 1 of 1 on the estimate); in "
+    "Isaac Lab it falls in none"
 )
-_FALL_DRIFT = "the run that fell is in the pooled mean: the fallen robot does not stand at 0 m/s"
-_TURN_SHORT = (
-    "on the closed chain it turns short of ±0.2 rad/s (mean error 0.067-0.098 rad/s) and one run of each falls; "
-    "in Isaac Lab it turns within 0.041 rad/s"
+_TURN_LONG = (
+    "on the closed chain it turns right 0.063 rad/s faster than asked (-0.263 at -0.2; left: +0.247 at +0.2, within "
+    "the target); in Isaac Lab it turns within 0.019 rad/s"
 )
 
 #: The residual task's shipped policy is held to the same targets; these are the checks it misses today.
 MARVIN_RESIDUAL_ACCEPTANCE = replace(
     MARVIN_ACCEPTANCE,
     known_misses=(
-        KnownMiss("closed_chain", "vx+0.00_wz+0.00", "falls", _CLOSED_CHAIN_FALLS),
-        KnownMiss("closed_chain", "vx+0.00_wz+0.00", "forward_speed_error_mps", _FALL_DRIFT),
-        KnownMiss("closed_chain", "vx+0.40_wz+0.20", "falls", _CLOSED_CHAIN_FALLS),
-        KnownMiss("closed_chain", "vx+0.40_wz+0.20", "yaw_rate_error_radps", _TURN_SHORT),
-        KnownMiss("closed_chain", "vx+0.40_wz-0.20", "falls", _CLOSED_CHAIN_FALLS),
-        KnownMiss("closed_chain", "vx+0.40_wz-0.20", "yaw_rate_error_radps", _TURN_SHORT),
+        KnownMiss("closed_chain", "vx+0.50_wz+0.00", "falls", _CLOSED_CHAIN_FALL),
+        KnownMiss("closed_chain", "vx+0.40_wz-0.20", "yaw_rate_error_radps", _TURN_LONG),
     ),
 )
