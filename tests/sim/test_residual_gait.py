@@ -33,7 +33,8 @@ def test_zero_residual_walks_on_command_and_stands_on_zero(build_env, zero_actio
 
     The sprint gait is tuned at the nominal pelvis mass, so the startup mass randomisation is off
     (a pelvis 12 % heavier falls after about 5 s: correcting that is the residual policy's job),
-    and so are the pushes.
+    and so are the pushes, and the other stresses the policy trains under: the randomised motor constants and
+    ground friction, the velocity estimate's error the gait reads, and the targets' delay.
     """
     from linkage_lab.tasks.velocity.flat_env_cfg import ACTION_CLIP
 
@@ -43,6 +44,13 @@ def test_zero_residual_walks_on_command_and_stands_on_zero(build_env, zero_actio
         "presets=diamond",
         "env.events.push_robot=null",
         "env.events.add_base_mass=null",
+        "env.events.joint_armature=null",
+        "env.events.joint_friction=null",
+        "env.events.motor_gains=null",
+        "env.events.physics_material.params.static_friction_range=[0.8,0.8]",
+        "env.events.physics_material.params.dynamic_friction_range=[0.6,0.6]",
+        "env.actions.joint_pos.velocity_error=null",
+        "env.actions.joint_pos.target_delay_range_steps=[0,0]",
         "env.actions.joint_pos.turn_per_yaw_rate_s=0.5",
         "env.actions.joint_pos.scale_by_joint={hip_yaw:0.03}",
     )
