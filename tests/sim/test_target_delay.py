@@ -47,7 +47,8 @@ def test_delays_are_drawn_per_env_at_reset_within_the_range(build_env):
 
 
 def test_no_delay_range_keeps_the_plain_action_term(build_env):
-    with build_env(LIMIT, num_envs=1) as (env, _):
+    # The Limit task trains with 0-4 steps; [0,0] turns the delay off.
+    with build_env(LIMIT, num_envs=1, overrides=("env.actions.joint_pos.target_delay_range_steps=[0,0]",)) as (env, _):
         env.reset()
         term = env.unwrapped.action_manager.get_term("joint_pos")
         env.step(torch.full((1, env.unwrapped.action_manager.total_action_dim), 0.1))
