@@ -11,9 +11,10 @@ MODELS = ("kin_only", "s3n_act", "s3n_full")
 #: Known miss, recorded with its reason: at the Limit's rotor estimate (0.004 kg·m², a quarter of the S3N paper's
 #: 0.0162) and kp 60 / kd 1.2, this swing chirp at the 5 ms step is dominated by the explicit PD's own error against
 #: the oracle (0.054-0.072 rad on the hip for every model), and S3N-Full's explicit loop, near its stability edge,
-#: amplifies the float32 / float64 difference between Isaac Lab and the standalone leg: knee position 8.9e-3 rad and
-#: hip torque 1.5 N·m apart against tolerances of 5.4e-3 and 1.1. With the paper's rotors (and kp 20) all three models
-#: matched and Kin-Only was the worst by a factor of 6.7 (docs/results/2026-12-03_honest_policies.md).
+#: makes its Isaac Lab run differ from the standalone leg by an amount that changes from run to run: knee position
+#: 8.9e-3 rad and hip torque 1.5 N·m apart in one run (tolerances 5.4e-3 and 1.1), 3.8e-3 and 0.42 in another. So its
+#: consistency is reported, not asserted. With the paper's rotors (and kp 20) all three models matched and Kin-Only
+#: was the worst by a factor of 6.7 (docs/results/2026-12-03_honest_policies.md).
 KNOWN_INCONSISTENT = {"s3n_full"}
 
 
@@ -33,7 +34,6 @@ def test_isaac_leg_matches_standalone_serial_leg(capsys):
         assert entry["isaac"]["physics_dt_s"] == pytest.approx(0.005)
         assert entry["isaac"]["num_substeps"] == 1
         if model in KNOWN_INCONSISTENT:
-            assert not entry["pass"], f"{model} is consistent now: drop it from KNOWN_INCONSISTENT\n{report}"
             continue
         assert entry["pass"], f"{model}: Isaac differs from the standalone leg beyond the tolerance\n{report}"
     # The models rank the same against the oracle in Isaac as in the standalone leg, and the task's model (S3N-Act)
@@ -41,4 +41,3 @@ def test_isaac_leg_matches_standalone_serial_leg(capsys):
     for side in ("isaac", "standalone"):
         assert result["oracle_order"][side][0] == "s3n_act", report
     assert result["oracle_order"]["resolved_pairs_agree"], report
-    assert result["passed"] is False  # only through the known miss above
