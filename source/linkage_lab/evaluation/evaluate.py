@@ -239,7 +239,7 @@ def run_evaluation(
         # Per joint, the share of control steps spent within a few mrad of an end of its range.
         "joint_stops": stops.summary(names),
         "ankle_replay": None if replay is None else {**sampling, **replay.summary()},
-        # What the task's numeric-fault guards replaced during the run (README: numeric faults).
+        # What the task's numeric-fault guards replaced during the run (docs/design/numeric_faults.md).
         "faults": fault_counts(env),
         "latency": action_latency(unwrapped),
         "plots": [],
