@@ -3,9 +3,9 @@
 A sim-to-sim runner gives the robot-side code only these readings, never the simulator's joint
 angles: the motor encoders (angle, speed and the torque last applied, per motor in actuator order),
 the IMU on the base (gyro, accelerometer, orientation) and the base's odometry. The odometry is the
-simulator's true base position and velocity: an ideal state estimator, no drift and no noise. A task
-that observes the base's linear velocity (both robots' velocity tasks) reads it from there; on a real
-robot it would come from a leg-odometry or visual-inertial estimator.
+simulator's true base position and velocity: the robot sides give the policy the base-velocity estimator's
+output (:mod:`linkage_lab.sim2sim.velocity_source`) and read the truth only to score that estimate, or with
+``base_velocity=truth`` for a comparison; the runner's tracking metrics use it.
 """
 
 from __future__ import annotations
