@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "export",
     "sprint",
     "sim2sim",
+    "deploy",
     "plot",
     "ship",
 )

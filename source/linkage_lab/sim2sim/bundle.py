@@ -241,6 +241,9 @@ class BundlePolicy:
         target_clip = metadata.get("action_target_clip")
         self.target_clip = None if target_clip is None else np.asarray(target_clip, dtype=np.float64)
         self.last_action = np.zeros(len(bundle.joint_names), dtype=np.float32)
+        #: The last :meth:`act`'s observation and its action as the graph returned it (``None`` before the first).
+        self.last_observation: np.ndarray | None = None
+        self.last_raw_action: np.ndarray | None = None
 
     def reset(self) -> None:
         """Start of an episode: no last action, the gait (if any) at its initial state."""
@@ -252,6 +255,7 @@ class BundlePolicy:
         """The raw action for sensed ``values`` (by observation function name), clipped; stores it."""
         obs = self.observation.build({**values, "last_action": self.last_action}).reshape(1, -1)
         action = self.session.run(["actions"], {"obs": obs})[0].reshape(-1).astype(np.float32)
+        self.last_observation, self.last_raw_action = obs.reshape(-1), action.copy()
         if not np.isfinite(action).all():
             action = np.zeros_like(action)
         if self.action_clip is not None:

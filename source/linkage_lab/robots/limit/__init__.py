@@ -103,6 +103,12 @@ def _sim2sim_io(bundle: Any, chain: Any, **options: Any) -> Any:
 _sim2sim_io.options = ("base_velocity",)
 
 
+def _deploy_wire(chain: Any) -> Any:
+    from linkage_lab.robots.limit.wire import limit_wire
+
+    return limit_wire(chain)
+
+
 SPEC = RobotSpec(
     name="limit",
     config_path=ROBOT_CONFIG_DIR / "limit.yaml",
@@ -125,5 +131,7 @@ SPEC = RobotSpec(
         "stance_mass_kg": _stance_mass_kg,
         # sim2sim (robots/limit/sim2sim.py): the deploy module's wire records on the closed-chain model.
         "sim2sim_io": _sim2sim_io,
+        # deploy runtime (robots/limit/wire.py): the per-motor records of its DDS wire.
+        "deploy_wire": _deploy_wire,
     },
 )

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from linkage_lab.deploy.wire import coupling_shift
 from linkage_lab.robots.limit.deploy_config import (
     DEPLOY_FILENAME,
     NUM_JOINTS,
@@ -178,8 +179,8 @@ class WireMap:
         kp_matrix, kd_matrix = self.motor_gains(self.config.kp), self.motor_gains(self.config.kd)
         kp, kd = np.diag(kp_matrix).copy(), np.diag(kd_matrix).copy()
         if self.config.leg_gains == "coupled":
-            motor_pos = motor_pos + _coupling(kp_matrix, motor_pos - state.motor_pos)
-            motor_vel = motor_vel + _coupling(kd_matrix, motor_vel - state.motor_vel)
+            motor_pos = motor_pos + coupling_shift(kp_matrix, motor_pos - state.motor_pos)
+            motor_vel = motor_vel + coupling_shift(kd_matrix, motor_vel - state.motor_vel)
         wire_pos = self.sign * motor_pos + self.offset
         wire_vel = self.sign * motor_vel
         return [
@@ -193,17 +194,6 @@ class WireMap:
             )
             for i, target_id in enumerate(JOINT_IDS)
         ]
-
-
-def _coupling(gain: np.ndarray, error: np.ndarray) -> np.ndarray:
-    """``Σ_j≠i K_ij e_j / K_ii`` per motor: the target shift that makes a diagonal PD apply ``K e``.
-
-    A zero diagonal has a zero row (the mapped gain is positive semi-definite): no shift.
-    """
-    diagonal = np.diag(gain)
-    cross = (gain - np.diag(diagonal)) @ error
-    safe = np.where(diagonal > 0.0, diagonal, 1.0)
-    return np.where(diagonal > 0.0, cross / safe, 0.0)
 
 
 def _by_id(samples: Sequence[JointSample]) -> list[JointSample]:
@@ -268,10 +258,13 @@ class LimitDeployment:
         self._scale = np.asarray(config.action_scale, dtype=np.float64)
         self._offset = np.asarray(config.action_offset, dtype=np.float64)
         self.last_action = np.zeros(NUM_JOINTS, dtype=np.float32)
+        #: The observation of the last :meth:`step` (``None`` before the first).
+        self.last_observation: np.ndarray | None = None
 
     def reset(self) -> None:
         """Forget the last action (start of an episode)."""
         self.last_action = np.zeros(NUM_JOINTS, dtype=np.float32)
+        self.last_observation = None
 
     def observation(
         self,
@@ -336,7 +329,8 @@ class LimitDeployment:
     def step(self, samples: Sequence[JointSample], imu: ImuSample, command: Sequence[float]) -> list[JointTarget]:
         """One control tick: the 12 wire targets ordered by id; stores the action for the next observation."""
         state = self.wire.decode(samples)
-        action = self.act(self._observation(state, imu, command, None))
+        self.last_observation = self._observation(state, imu, command, None)
+        action = self.act(self.last_observation)
         self.last_action = action
         target = self.joint_targets(action)
         return self.wire.encode(target, np.zeros(NUM_JOINTS), state)

@@ -120,6 +120,10 @@ class LimitSim2SimIO:
         zeros = np.zeros(len(JOINT_IDS))
         return self.motor_command(self.deployment.wire.encode(np.asarray(joint_targets, dtype=float), zeros, state))
 
+    def policy_trace(self) -> tuple[np.ndarray | None, np.ndarray]:
+        """The last policy tick's observation and raw action."""
+        return self.deployment.last_observation, self.deployment.last_action
+
     def describe(self) -> dict[str, Any]:
         """The wire settings and what the observation reads."""
         config = self.deployment.config

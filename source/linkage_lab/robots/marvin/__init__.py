@@ -87,6 +87,12 @@ def _sim2sim_io(bundle: Any, chain: Any, **options: Any) -> Any:
 _sim2sim_io.options = ("ankle_mode", "base_velocity")
 
 
+def _deploy_wire(chain: Any) -> Any:
+    from linkage_lab.robots.marvin.wire import marvin_wire
+
+    return marvin_wire(chain)
+
+
 SPEC = RobotSpec(
     name="marvin",
     config_path=ROBOT_CONFIG_DIR / "marvin.yaml",
@@ -110,5 +116,7 @@ SPEC = RobotSpec(
         "ankle_geometry": _ankle_geometry,
         # sim2sim (robots/marvin/sim2sim.py): the bundle's ankle bridge on the closed-chain model.
         "sim2sim_io": _sim2sim_io,
+        # deploy runtime (robots/marvin/wire.py): the per-motor records of its DDS wire.
+        "deploy_wire": _deploy_wire,
     },
 )

@@ -251,6 +251,10 @@ class MarvinSim2SimIO:
 
         return host
 
+    def policy_trace(self) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The last policy tick's observation and raw action (before any non-finite action was zeroed)."""
+        return self.policy.last_observation, self.policy.last_raw_action
+
     def describe(self) -> dict[str, Any]:
         """The ankle mode and what the observation reads."""
         return {
