@@ -141,6 +141,17 @@ def test_limit_export_bundle_in_canonical_joint_order(limit_bundle, limit_checkp
     assert joint_terms and all(t["joint_names"] == list(JOINT_NAMES) for t in joint_terms)
     assert metadata["control_period_s"] == pytest.approx(0.02)
     assert len(metadata["kp"]) == len(metadata["default_joint_pos"]) == 12
+    # The robot's gains from its config, not env 0's randomised draw (the task scales them by 0.8-1.2 per env).
+    from linkage_lab.robots.limit import limit_config
+
+    control = limit_config().control
+    nominal_kp = [
+        control.ankle_stiffness_nm_per_rad if n.endswith("ankle") else control.stiffness_nm_per_rad for n in JOINT_NAMES
+    ]
+    nominal_kd = [
+        control.ankle_damping_nms_per_rad if n.endswith("ankle") else control.damping_nms_per_rad for n in JOINT_NAMES
+    ]
+    assert metadata["kp"] == pytest.approx(nominal_kp) and metadata["kd"] == pytest.approx(nominal_kd)
     deploy = json.loads((limit_bundle.out_dir / "deploy.json").read_text())
     assert [j["id"] for j in deploy["joints"]] == list(JOINT_IDS)
 

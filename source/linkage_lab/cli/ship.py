@@ -136,6 +136,10 @@ def _evaluate_staged(
     if not args.no_closed_chain:
         bundle_dir = eval_dir.parent / f"{args.task}-bundle"
         verdicts.append(_closed_chain_sweep(request, bundle_dir, staging, cases))
+        if (bundle_dir / "metadata.json").is_file():
+            # The bundle ships with the policy: `linkage-lab deploy run --bundle policies/<task>/bundle`.
+            for file in sorted(p for p in bundle_dir.rglob("*") if p.is_file()):
+                copy_file(file, staging / "bundle" / file.parent.relative_to(bundle_dir))
         if not args.no_reality_gap and (bundle_dir / "metadata.json").is_file():
             verdicts.append(_reality_gap(bundle_dir, staging, args.gap_episodes))
     if any(v is False for v in verdicts):

@@ -4,8 +4,8 @@ States, in order: ``wait`` (no target sent yet) → ``soft_start`` (from the mea
 pose along a smooth ramp over :attr:`SafetyCfg.soft_start_s`, the gains rising from
 :attr:`SafetyCfg.soft_start_gain` of the bundle's to all of them) → ``policy`` → ``damping`` (kp 0, each motor's
 own kd, target at its measured angle: the robot sinks slowly instead of falling limp or fighting). ``damping`` is
-final. What sends the runtime there (each with its reason): a sample older than
-:attr:`SafetyCfg.stale_periods` control periods or one that cannot be decoded (a non-finite value, an unknown or
+final. What sends the runtime there (each with its reason): a sample
+:attr:`SafetyCfg.stale_periods` control periods old or one that cannot be decoded (a non-finite value, an unknown or
 missing id), a non-finite IMU reading, observation or action, a joint past its range by
 :attr:`SafetyCfg.joint_margin_rad`, an e-stop, Ctrl-C, repeated deadline misses (the loop reports those).
 
@@ -132,7 +132,7 @@ class Controller:
             return self.fault(self.reason or "damping")
         if sensors is None:
             return self.fault("no sample from the robot") if self.state != WAIT else Tick(WAIT, None)
-        if sample_age_s > self.stale_after_s:
+        if sample_age_s >= self.stale_after_s:
             return self.fault(f"stale sample: the newest is {1e3 * sample_age_s:.0f} ms old")
         self._last_motor_pos = np.asarray(sensors.motor_pos_rad, dtype=np.float64)
         for name in ("gyro_b", "accelerometer_b", "quat_wxyz"):

@@ -38,7 +38,9 @@ _PRIMITIVES: dict[str, tuple[Any, Any]] = {
     "float64": (idl.float64, 0.0),
     "string": (str, ""),
 }
-_FIELD = re.compile(r"^(?P<type>[A-Za-z][\w/]*)(?P<array>\[(?P<size>\d*)\])?\s+(?P<name>[a-z][a-z0-9_]*)(\s+(?P<default>\S+))?$")
+_FIELD = re.compile(
+    r"^(?P<type>[A-Za-z][\w/]*)(?P<array>\[(?P<size>\d*)\])?\s+(?P<name>[a-z][a-z0-9_]*)(\s+(?P<default>\S+))?$"
+)
 
 
 class MessageError(ValueError):

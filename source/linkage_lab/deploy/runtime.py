@@ -212,7 +212,8 @@ class DeployRuntime:
         reason = "running"
         while True:
             if self.settings.lockstep:
-                newer = self._next_sample(last_seq, time.monotonic() + controller.stale_after_s * 1.01)
+                since = sample.taken_s if sample is not None else time.monotonic()
+                newer = self._next_sample(last_seq, since + controller.stale_after_s)
                 sample = newer or sample
             else:
                 newer = take_newest(self._samples)
@@ -278,8 +279,8 @@ class DeployRuntime:
             return controller.fault("e-stop")
         if misses >= controller.cfg.max_deadline_misses:
             return controller.fault(f"{misses} deadline misses in a row")
-        if sample is None:
-            return controller.tick(clock, None, 0.0, self.command)
+        if sample is None or (imu is None and controller.state == WAIT):
+            return controller.tick(clock, None, 0.0, self.command)  # waits (no target) until both have arrived
         try:
             sensors = self._sensors(sample, imu)
         except WireError as exc:
@@ -313,7 +314,9 @@ class DeployRuntime:
         seq = sample.message.seq if sample is not None else -1
         if tick.records is not None:
             target = {name: tick.records[:, k] for k, name in enumerate(TARGET_FIELDS)}
-            recorder.write("/target", {"seq": seq, "state": tick.state, "motor_ids": self.interface.motor_ids, **target})
+            recorder.write(
+                "/target", {"seq": seq, "state": tick.state, "motor_ids": self.interface.motor_ids, **target}
+            )
         if tick.observation is not None:
             recorder.write("/observation", {"seq": seq, "values": np.asarray(tick.observation)})
             recorder.write("/action", {"seq": seq, "values": np.asarray(tick.action), "joint_pos_rad": tick.joint_pos})

@@ -126,12 +126,15 @@ class SimulatedRobot:
                 np.zeros(n),
             ]
         )
-        self._samples.write(self.bus.sample_message(self.seq, self.ids, values))
+        # The IMU first: a lockstep runtime ticks on the samples and reads the IMU it has by then.
         self._imu.write(self.bus.imu_message(sensors.gyro_b, sensors.accelerometer_b, sensors.quat_wxyz))
+        self._samples.write(self.bus.sample_message(self.seq, self.ids, values))
         forward, lateral = sensors.heading_velocity_mps
         fallen = self.fall_rule.check(float(sensors.base_pos_w[2]), sensors.projected_gravity_b) is not None
         self._fallen = self._fallen or fallen
-        self.log.append([sensors.time_s, *sensors.base_pos_w, forward, lateral, float(sensors.gyro_b[2]), float(self._fallen)])
+        self.log.append(
+            [sensors.time_s, *sensors.base_pos_w, forward, lateral, float(sensors.gyro_b[2]), float(self._fallen)]
+        )
 
     def receive(self) -> int | None:
         """Take the newest target array; returns its ``seq`` (``None``: nothing new)."""
@@ -210,11 +213,13 @@ class SimulatedRobot:
         return write_json_atomic(Path(path), {"robot": self.chain.name, "columns": columns, "rows": self.log})
 
 
-def walk_summary(log: dict[str, Any], start_s: float) -> dict[str, Any]:
-    """Mean forward speed and yaw rate from ``start_s`` on (robot time), the distance and whether it fell."""
+def walk_summary(log: dict[str, Any], start_s: float, end_s: float = math.inf) -> dict[str, Any]:
+    """Mean forward speed and yaw rate from ``start_s`` to ``end_s`` (robot time), the distance, and whether (and
+    when) it fell in that window."""
     rows = np.asarray(log["rows"], dtype=np.float64)
     if len(rows) == 0:
         return {"samples": 0}
+    rows = rows[rows[:, 0] <= end_s + 1e-9]
     window = rows[rows[:, 0] >= start_s]
     if len(window) < 2:
         return {"samples": int(len(window)), "fell": bool(rows[:, 7].any())}

@@ -163,7 +163,10 @@ class Bus:
 
     def info_message(self, robot: str, control_period_s: float, ids: np.ndarray, names: tuple[str, ...]) -> Any:
         return self.types.get("linkage_msgs/RobotInfo")(
-            robot=robot, control_period_s=float(control_period_s), motor_ids=[int(i) for i in ids], motor_names=list(names)
+            robot=robot,
+            control_period_s=float(control_period_s),
+            motor_ids=[int(i) for i in ids],
+            motor_names=list(names),
         )
 
     def state_message(self, state: str, reason: str | None) -> Any:

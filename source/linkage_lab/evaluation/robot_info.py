@@ -70,13 +70,23 @@ def default_joint_pos(env: Any, names: list[str]) -> list[float]:
 
 
 def joint_gains(env: Any, names: list[str]) -> dict[str, list[float]]:
-    """Joint-space PD gains ``kp`` (N·m/rad) and ``kd`` (N·m·s/rad) of env 0, in ``names`` order."""
+    """Joint-space PD gains ``kp`` (N·m/rad) and ``kd`` (N·m·s/rad), in ``names`` order: the actuators' configured
+    (nominal) gains, not env 0's. A task that randomises the gains per env (``randomize_actuator_gains``) writes
+    them into the actuators' tensors; a bundle must carry the robot's gains, not one env's draw. Gains the config
+    leaves to the asset are read from env 0."""
+    from isaaclab.actuators.actuator_base import resolve_joint_parameter
+
     kp: dict[str, float] = {}
     kd: dict[str, float] = {}
     for actuator in robot_of(env).actuators.values():
-        for k, name in enumerate(actuator.joint_names):
-            kp[name] = float(actuator.stiffness[0, k])
-            kd[name] = float(actuator.damping[0, k])
+        joints = list(actuator.joint_names)
+        gains = {}
+        for field, tensor in (("stiffness", actuator.stiffness), ("damping", actuator.damping)):
+            nominal = getattr(actuator.cfg, field, None)
+            row = tensor[0] if nominal is None else resolve_joint_parameter(nominal, None, joints, 1, "cpu")[0]
+            gains[field] = [float(v) for v in row]
+        for k, name in enumerate(joints):
+            kp[name], kd[name] = gains["stiffness"][k], gains["damping"][k]
     return {"kp": [kp[n] for n in names], "kd": [kd[n] for n in names]}
 
 

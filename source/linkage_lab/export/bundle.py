@@ -112,11 +112,35 @@ def export_bundle(
             if deploy is not None:
                 files.update(deploy.write(staging, metadata))
             files.update(write_extension_files(extensions, staging))
+            if with_deploy:
+                files.update(write_wire_messages(metadata["robot"], staging))
             files[METADATA_FILE] = "the metadata of policy.onnx as plain JSON"
             files[README_FILE] = "this file"
             readme = (deploy.readme if deploy is not None else "") + extension_readme(extensions)
             _write_text_files(staging, metadata, files, parity, readme)
     return BundleResult(Path(out_dir), list(files), metadata, parity)
+
+
+def write_wire_messages(robot: str, folder: Path) -> dict[str, str]:
+    """The ROS 2 ``.msg`` files of the robot's deploy wire (``RobotSpec.extras["deploy_wire"]``), under ``msg/``;
+    nothing for a robot without one."""
+    from linkage_lab.robots.registry import get_robot
+
+    spec = get_robot(robot)
+    if "deploy_wire" not in spec.extras or spec.closed_chain is None:
+        return {}
+    from linkage_lab.deploy.idl import MessageTypes
+
+    wire = spec.extra("deploy_wire")(spec.closed_chain())
+    types = MessageTypes([wire.msg_dir])
+    files = {}
+    for message in dict.fromkeys(m for root in wire.messages() for m in types.closure(root)):
+        package, name = message.split("/")
+        relative = f"msg/{package}/msg/{name}.msg"
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        (folder / relative).write_text(types.path(message).read_text())
+        files[relative] = f"ROS 2 message of the deploy wire ({message})"
+    return files
 
 
 def write_policy_onnx(runner: Any, path: Path, metadata: dict[str, Any]) -> Path:
