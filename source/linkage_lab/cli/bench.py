@@ -94,6 +94,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     video.add_argument("--json", action="store_true", help="print one JSON object")
     video.set_defaults(func=_bench_video)
 
+    deploy = sub.add_parser(
+        "deploy",
+        help="the deploy runtime against the simulated robot in real time: loop timing and the walk vs sim2sim",
+    )
+    deploy.add_argument("--bundle", type=Path, required=True, help="an exported bundle (e.g. policies/<task>/bundle)")
+    deploy.add_argument("--seconds", type=float, default=60.0, help="seconds of policy (default 60)")
+    deploy.add_argument("--command", dest="velocity_command", default="0.3", metavar="VX[,WZ]", help="m/s, rad/s")
+    deploy.add_argument("--domain", type=int, default=77, help="DDS domain of the measurement (default 77)")
+    deploy.add_argument("--out", type=Path, default=None, help="keep the recording, PNG and result JSON here")
+    deploy.set_defaults(func=_bench_deploy)
+
     ankle = sub.add_parser("ankle", help="IK+Jacobian and FK timings for a batch of ankles")
     ankle.add_argument("--num-ankles", type=int, default=8192, help="batch size (default 8192 = 4096 envs x 2)")
     ankle.add_argument("--repeats", type=int, default=50)
@@ -197,6 +208,25 @@ def _bench_train(args: argparse.Namespace, overrides: list[str]) -> int:
         return 0
     print(format_table(result))
     print(f"results: {json_path}\nchart: {png_path}")
+    return 0
+
+
+def _bench_deploy(args: argparse.Namespace) -> int:
+    from linkage_lab.bench.deploy_bench import format_bench, run_deploy_bench
+    from linkage_lab.cli.main import CliError
+    from linkage_lab.io import write_json_atomic
+    from linkage_lab.sim2sim.runner import parse_command
+
+    try:
+        command = parse_command(args.velocity_command)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    if not args.seconds > 0:
+        raise CliError("--seconds must be positive")
+    result = run_deploy_bench(args.bundle, args.seconds, command, args.domain, args.out)
+    print(format_bench(result))
+    if args.out is not None:
+        print(f"result: {write_json_atomic(args.out / 'deploy_bench.json', result)}")
     return 0
 
 

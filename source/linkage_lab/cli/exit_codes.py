@@ -6,6 +6,7 @@
   does not walk as commanded. The outputs are written as usual.
 - 4: done and the report written, but a file asked for could not be made (``--video`` on a machine that
   cannot render); the line before says why.
+- 5: ``deploy run`` stopped on a safety fault and went to damping; the line before says why.
 - 130 / 143: stopped by Ctrl-C (SIGINT) / SIGTERM; training saved its last finished iteration.
 """
 
@@ -15,6 +16,7 @@ OK = 0
 USAGE_ERROR = 2
 MISSED = 3
 INCOMPLETE = 4
+FAULT = 5
 INTERRUPTED = 130  # 128 + SIGINT
 TERMINATED = 143  # 128 + SIGTERM
 

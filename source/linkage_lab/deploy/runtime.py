@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from linkage_lab.cli.exit_codes import FAULT, INTERRUPTED, OK, TERMINATED, USAGE_ERROR
 from linkage_lab.deploy.controller import DAMPING, POLICY, WAIT, Controller, SafetyCfg, Tick
 from linkage_lab.deploy.interface import RobotInterface, load_robot_side
 from linkage_lab.deploy.recording import Recorder
@@ -30,8 +31,8 @@ from linkage_lab.deploy.wire import TARGET_FIELDS, WireError, decode_samples
 from linkage_lab.sim2sim.bundle import load_bundle
 from linkage_lab.sim2sim.sensors import Sensors
 
-#: Exit statuses of a run (``linkage-lab deploy run``).
-EXIT_DONE, EXIT_REFUSED, EXIT_FAULT, EXIT_INTERRUPTED = 0, 2, 5, 130
+#: Exit statuses of a run (``linkage-lab deploy run``; :mod:`linkage_lab.cli.exit_codes`).
+EXIT_DONE, EXIT_REFUSED, EXIT_FAULT, EXIT_INTERRUPTED = OK, USAGE_ERROR, FAULT, INTERRUPTED
 
 
 class Refused(RuntimeError):
@@ -328,6 +329,8 @@ class DeployRuntime:
     def _exit_code(self, reason: str) -> int:
         if reason == "duration reached":
             return EXIT_DONE
+        if reason == "stopped by SIGTERM":
+            return TERMINATED
         if reason.startswith("stopped by"):
             return EXIT_INTERRUPTED
         return EXIT_FAULT
