@@ -85,20 +85,10 @@ def test_samples_decode_in_any_order_and_bad_ones_name_the_id():
 
 
 def _sensors(interface, joint_pos=None, chain=None) -> Sensors:
+    from linkage_lab.deploy.interface import sensors_at_rest
+
     joint_pos = interface.default_joint_pos if joint_pos is None else joint_pos
-    motor_pos = chain.motor_position(dict(zip(chain.joint_names, joint_pos)))
-    n = len(motor_pos)
-    return Sensors(
-        time_s=0.0,
-        motor_pos_rad=motor_pos,
-        motor_vel_rads=np.zeros(n),
-        motor_torque_nm=np.zeros(n),
-        gyro_b=np.zeros(3),
-        accelerometer_b=np.array([0.0, 0.0, 9.81]),
-        quat_wxyz=np.array([1.0, 0.0, 0.0, 0.0]),
-        base_pos_w=np.full(3, np.nan),
-        base_lin_vel_b=np.full(3, np.nan),
-    )
+    return sensors_at_rest(chain.motor_position(dict(zip(chain.joint_names, joint_pos))))
 
 
 @pytest.fixture
@@ -195,3 +185,36 @@ def test_marvin_runs_its_ankles_in_motor_pd_over_the_wire(marvin_bundle):  # noq
     assert sorted(interface.motor_ids.tolist()) == list(range(1, 17))
     with pytest.raises(ValueError, match="at least 2 s"):
         SafetyCfg(soft_start_s=1.0)
+
+
+def test_a_recording_round_trips_and_a_corrupt_one_is_refused_clearly(tmp_path):
+    from linkage_lab.deploy.recording import Recorder, read_recording
+    from linkage_lab.deploy.report import format_table, report
+
+    recorder = Recorder(tmp_path / "run.mcap", {"robot": "limit", "control_period_s": "0.02", "motor_names": "a"})
+    assert not (tmp_path / "run.mcap").exists()  # written under a temporary name until closed
+    for tick, period in enumerate([None, 0.020, 0.021, 0.019, 0.030]):
+        recorder.write(
+            "/timing",
+            {
+                "tick": tick,
+                "period_s": period,
+                "sample_age_s": 0.0,
+                "latency_s": 0.002,
+                "policy_s": 0.001,
+                "deadline_missed": period == 0.030,
+            },
+        )
+    recorder.write("/state", {"state": "policy", "reason": "soft start done"})
+    recorder.close()
+    metadata, messages = read_recording(tmp_path / "run.mcap")
+    assert metadata["robot"] == "limit" and sum(1 for topic, _, _ in messages if topic == "/timing") == 5
+    table = report(tmp_path / "run.mcap")
+    assert table["period"]["count"] == 4 and table["period"]["max_ms"] == pytest.approx(30.0)
+    assert table["deadline_misses"] == 1 and table["period"]["p50_ms"] == pytest.approx(20.5)
+    assert "deadline misses: 1 of 5 ticks" in format_table(table) and (tmp_path / "run.png").is_file()
+    (tmp_path / "bad.mcap").write_bytes(b"not an mcap file")
+    with pytest.raises(ValueError, match="not a readable MCAP"):
+        read_recording(tmp_path / "bad.mcap")
+    with pytest.raises(ValueError, match="no recording"):
+        read_recording(tmp_path / "missing.mcap")

@@ -120,11 +120,19 @@ def motor_ranges(chain: Any, joint_range: dict[str, tuple[float, float]]) -> tup
 
 def _own_damping(io: Any, chain: Any, default_joint_pos: np.ndarray) -> np.ndarray:
     """Each motor's own kd (the diagonal) of the robot side's command at the default pose."""
-    motor_pos = chain.motor_position(dict(zip(chain.joint_names, default_joint_pos)))
-    n = len(chain.motor_names)
-    at_rest = Sensors(
+    at_rest = sensors_at_rest(chain.motor_position(dict(zip(chain.joint_names, default_joint_pos))))
+    command: MotorCommand = io.target_command(at_rest, default_joint_pos)
+    io.reset()
+    kd = np.asarray(command.kd, dtype=np.float64)
+    return np.diag(kd).copy() if kd.ndim == 2 else kd.copy()
+
+
+def sensors_at_rest(motor_pos: np.ndarray) -> Sensors:
+    """What a robot standing still and level senses with its motors at ``motor_pos`` (no odometry: NaN)."""
+    n = len(motor_pos)
+    return Sensors(
         time_s=0.0,
-        motor_pos_rad=motor_pos,
+        motor_pos_rad=np.asarray(motor_pos, dtype=np.float64),
         motor_vel_rads=np.zeros(n),
         motor_torque_nm=np.zeros(n),
         gyro_b=np.zeros(3),
@@ -133,7 +141,3 @@ def _own_damping(io: Any, chain: Any, default_joint_pos: np.ndarray) -> np.ndarr
         base_pos_w=np.full(3, np.nan),
         base_lin_vel_b=np.full(3, np.nan),
     )
-    command: MotorCommand = io.target_command(at_rest, default_joint_pos)
-    io.reset()
-    kd = np.asarray(command.kd, dtype=np.float64)
-    return np.diag(kd).copy() if kd.ndim == 2 else kd.copy()

@@ -108,8 +108,8 @@ def _plot(run: dict[str, Any], periods: np.ndarray, period_s: float, out: Path) 
         for k in range(min(_TRACKED, measured.shape[1])):
             (line,) = ax.plot(samples["t"], measured[:, k], label=f"{names[k] if k < len(names) else k} measured")
             ax.plot(targets["t"], wanted[:, k], "--", color=line.get_color(), label="target")
+        ax.legend(fontsize=7, ncol=3)
     ax.set(xlabel="time (s)", ylabel="motor angle (rad)", title="Joint tracking")
-    ax.legend(fontsize=7, ncol=3)
     ax = axes[1]
     finite = periods[np.isfinite(periods)] * 1e3
     if len(finite):
