@@ -36,7 +36,7 @@ def _settings(domain: int, **changes) -> RunSettings:
 class ScriptedRobot(threading.Thread):
     """The Limit's wire answered in lockstep with the standing pose; at sample ``fault_at`` one fault."""
 
-    def __init__(self, domain: int, fault: str | None = None, fault_at: int = 20, info: dict | None = None):
+    def __init__(self, domain: int, fault: str | None = None, fault_at: int = 20, info: dict | None = None, twist=None):
         super().__init__(daemon=True)
         from linkage_lab.deploy.transport import Bus
         from linkage_lab.robots.registry import get_robot
@@ -58,6 +58,7 @@ class ScriptedRobot(threading.Thread):
         self._samples, self._imu = self.bus.samples_writer(), self.bus.imu_writer()
         self._targets = self.bus.targets_reader()
         self._estop = self.bus.estop_writer()
+        self._cmd_vel, self.twist = self.bus.cmd_vel_writer(), twist
         self.stop = threading.Event()
 
     def publish(self, seq: int) -> None:
@@ -72,6 +73,12 @@ class ScriptedRobot(threading.Thread):
             ids[-1] = 13
         self._samples.write(self.bus.sample_message(seq, ids, values))
         self._imu.write(self.bus.imu_message(np.zeros(3), np.array([0.0, 0.0, 9.81]), np.array([1.0, 0, 0, 0])))
+        if self.twist is not None:  # an operator's command stream
+            vector = self.bus.types.get("geometry_msgs/Vector3")
+            twist = self.bus.types.get("geometry_msgs/Twist")
+            self._cmd_vel.write(
+                twist(linear=vector(self.twist[0], self.twist[1], 0.0), angular=vector(0, 0, self.twist[2]))
+            )
         self.published.append((seq, time.monotonic()))
 
     def run(self) -> None:
@@ -151,6 +158,23 @@ def test_a_bundle_for_another_robot_is_refused_before_any_target(limit_bundle, d
         robot.stop.set()
         robot.join(2)
     assert robot.targets == []
+
+
+def test_the_policy_takes_its_command_from_cmd_vel(limit_bundle, tmp_path):  # noqa: F811
+    from linkage_lab.deploy.recording import read_recording
+
+    robot = ScriptedRobot(48, twist=(0.25, 0.0, -0.1))
+    robot.start()
+    try:
+        settings = _settings(48, duration_s=0.2, command=(0.0, 0.0, 0.0), record=tmp_path / "run.mcap")
+        result = DeployRuntime(limit_bundle, settings).run()
+    finally:
+        robot.stop.set()
+        robot.join(2)
+    assert result.exit_code == EXIT_DONE and result.policy_ticks == 10, result
+    observations = [m["values"] for topic, _, m in read_recording(tmp_path / "run.mcap")[1] if topic == "/observation"]
+    # The hand-made bundle's layout: base_lin_vel, base_ang_vel, projected_gravity (3 each), then the command.
+    assert observations and all(v[9:12] == pytest.approx([0.25, 0.0, -0.1]) for v in observations)
 
 
 def _robot_process(domain: int, log) -> subprocess.Popen:

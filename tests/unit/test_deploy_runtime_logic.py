@@ -218,3 +218,21 @@ def test_a_recording_round_trips_and_a_corrupt_one_is_refused_clearly(tmp_path):
         read_recording(tmp_path / "bad.mcap")
     with pytest.raises(ValueError, match="no recording"):
         read_recording(tmp_path / "missing.mcap")
+
+
+@pytest.mark.parametrize("robot", ["limit", "marvin"])
+def test_every_message_of_a_robot_wire_builds_and_every_motor_has_an_id(robot):
+    from linkage_lab.robots.registry import get_robot
+
+    spec = get_robot(robot)
+    chain = spec.closed_chain()
+    wire = spec.extra("deploy_wire")(chain)
+    types = MessageTypes([wire.msg_dir])
+    for message in wire.messages():
+        for name in types.closure(message):
+            assert types.get(name).__name__ == name.split("/")[1]
+    ids = wire.ids(chain.motor_names)
+    assert len(set(ids.tolist())) == len(chain.motor_names)
+    target = types.fields(wire.target_record)
+    assert [f.name for f in target] == ["id", "pos", "vel", "kp", "kd", "max_tq"]
+    assert types.fields(wire.sample_record)[0].name == wire.sample_id_field
