@@ -55,12 +55,18 @@ def run_deploy_bench(
     log = json.loads((folder / "robot_truth.json").read_text())
     # The robot's clock starts at the first target (the soft start's); the policy runs from 2 s to 2 + seconds.
     walk = walk_summary(log, _SOFT_START_S + _SETTLE_S, _SOFT_START_S + seconds)
-    reference = run_sim2sim(bundle, command, duration_s=seconds)
-    sim2sim = {
-        "falls": reference["falls"],
-        "mean_forward_mps": reference["tracking"]["mean_forward_speed_mps"],
-        "lin_vel_xy_rms_mps": reference["tracking"]["lin_vel_xy_rms_mps"],
-    }
+    # sim2sim twice: without latency, and with the runtime's measured median sample -> target latency as the age of
+    # the sample the policy acts on (the same loop without DDS, a clock or a second process).
+    latency_s = round(table["latency"]["p50_ms"] * 1e-3, 3) if table.get("latency") else 0.0
+    sim2sim = {}
+    for name, delays in (("no_latency", (0.0, 0.0)), ("measured_latency", (latency_s, 0.0))):
+        reference = run_sim2sim(bundle, command, duration_s=seconds, delays_s=delays)
+        sim2sim[name] = {
+            "observation_delay_s": delays[0],
+            "falls": reference["falls"],
+            "mean_forward_mps": reference["tracking"]["mean_forward_speed_mps"],
+            "lin_vel_xy_rms_mps": reference["tracking"]["lin_vel_xy_rms_mps"],
+        }
     return {
         "bundle": str(bundle),
         "robot": robot,
@@ -80,12 +86,15 @@ def format_bench(result: dict[str, Any]) -> str:
     """The measurement as a few lines."""
     from linkage_lab.deploy.report import format_table
 
-    walk, ref = result["walk"], result["sim2sim"]
-    return "\n".join(
-        [
-            format_table({**result["timing"], "states": result["states"]}),
-            f"walk through the runtime: {walk.get('mean_forward_mps', float('nan')):.3f} m/s "
-            f"(fell: {walk.get('fell')}); sim2sim: {ref['mean_forward_mps']:.3f} m/s (falls: {ref['falls']}) "
-            f"at {result['command']['lin_vel_x_mps']:g} m/s",
-        ]
-    )
+    walk = result["walk"]
+    lines = [
+        format_table({**result["timing"], "states": result["states"]}),
+        f"at {result['command']['lin_vel_x_mps']:g} m/s: through the runtime "
+        f"{walk.get('mean_forward_mps', float('nan')):.3f} m/s (fell: {walk.get('fell')})",
+    ]
+    for name, ref in result["sim2sim"].items():
+        lines.append(
+            f"  sim2sim, {name.replace('_', ' ')} ({1e3 * ref['observation_delay_s']:.0f} ms): "
+            f"{ref['mean_forward_mps']:.3f} m/s (falls: {ref['falls']})"
+        )
+    return "\n".join(lines)

@@ -174,14 +174,14 @@ class ResidualGaitComposer:
     """
 
     def __init__(self, bundle_dir: Path):
-        import onnxruntime as ort
+        from linkage_lab.deploy.onnx_session import cpu_session
 
         bundle_dir = Path(bundle_dir)
         metadata = json.loads((bundle_dir / "metadata.json").read_text())
         spec = metadata.get("residual_gait")
         if spec is None:
             raise ValueError(f"{bundle_dir} holds no residual gait (metadata.json has no residual_gait)")
-        self.session = ort.InferenceSession(str(bundle_dir / spec["file"]), providers=["CPUExecutionProvider"])
+        self.session = cpu_session(bundle_dir / spec["file"])
         self.action_scale = np.asarray(metadata["action_scale"], dtype=np.float32)
         clip_value = metadata.get("action_clip")
         self.action_clip = None if clip_value is None else float(clip_value)

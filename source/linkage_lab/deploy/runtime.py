@@ -12,6 +12,7 @@ robot, motor ids and names, and control period, or the run is refused (:class:`R
 
 from __future__ import annotations
 
+import gc
 import math
 import signal
 import sys
@@ -166,8 +167,15 @@ class DeployRuntime:
             self.wait_for_robot()
             if self.settings.record is not None:
                 recorder = Recorder(self.settings.record, self._metadata())
+            # No cycle collector in the loop (a full collection stalls for milliseconds): the loop makes little
+            # cyclic garbage, collected when the run ends.
+            gc.collect()
+            gc.freeze()
+            gc.disable()
             return self._loop(recorder, keyboard)
         finally:
+            gc.enable()
+            gc.unfreeze()
             if keyboard is not None:
                 keyboard.close()
             if recorder is not None:
@@ -216,11 +224,12 @@ class DeployRuntime:
                 since = sample.taken_s if sample is not None else time.monotonic()
                 newer = self._next_sample(last_seq, since + controller.stale_after_s)
                 sample = newer or sample
+                start = time.monotonic()
             else:
+                start = time.monotonic()  # the tick's start: the loop period is measured here, before any work
                 newer = take_newest(self._samples)
                 if newer is not None and (sample is None or newer.message.seq != sample.message.seq):
                     sample = newer
-            start = time.monotonic()
             latest_imu = take_newest(self._imu)
             imu = latest_imu or imu
             self._poll_inputs()
@@ -239,11 +248,15 @@ class DeployRuntime:
             if tick.state == POLICY:
                 policy_ticks += 1
                 policy_since = clock if policy_since is None else policy_since
-            latency = (1e-9 * published_ns - stamp_seconds(sample.message.stamp)) if sample is not None else None
+            stamp = stamp_seconds(sample.message.stamp) if sample is not None else None
+            latency = None if stamp is None else 1e-9 * published_ns - stamp
+            # The sample's age when the tick started, from its stamp (the robot's wall clock; the stale check above
+            # uses the receipt time instead, which needs no synchronised clocks).
+            stamp_age = None if stamp is None else latency - (time.monotonic() - start)
             period_s = None if previous_start is None else start - previous_start
-            stats.add(period_s, age if sample is not None else None, latency, tick.policy_s, missed)
+            stats.add(period_s, stamp_age, latency, tick.policy_s, missed)
             if recorder is not None:
-                self._record(recorder, tick_index, tick, sample, imu, period_s, age, latency, missed)
+                self._record(recorder, tick_index, tick, sample, imu, period_s, stamp_age, latency, missed)
             if tick.reason is not None:
                 reason = tick.reason
                 self.log(f"{self.controller.state}: {tick.reason}")
@@ -258,18 +271,25 @@ class DeployRuntime:
             timed = self.settings.duration_s is not None and policy_since is not None
             if timed and clock + period - policy_since >= self.settings.duration_s and controller.state == POLICY:
                 controller.fault("duration reached")  # the next tick sends damping
-                self.log(f"{DAMPING}: duration reached")
+                self._announce(recorder, "duration reached")
             if controller.state == WAIT and start - loop_start > self.settings.wait_s:
                 controller.fault(f"no sample within {self.settings.wait_s:g} s")
-                self.log(f"{DAMPING}: {controller.reason}")
+                self._announce(recorder, controller.reason)
             if not self.settings.lockstep:
                 schedule += period
                 if schedule < time.monotonic():  # late: the next tick starts now, the schedule re-anchors there
                     schedule = time.monotonic()
-                time.sleep(max(0.0, schedule - time.monotonic()))
+                wait_until(schedule)
         code = self._exit_code(controller.reason or reason)
         self.log(f"stopped ({controller.reason}); exit status {code}")
         return RunResult(code, controller.reason or reason, tick_index, policy_ticks, stats.summary())
+
+    def _announce(self, recorder: Recorder | None, reason: str) -> None:
+        """A state change decided between ticks: printed, published and recorded."""
+        self.log(f"{self.controller.state}: {reason}")
+        self._state.write(self.bus.state_message(self.controller.state, reason))
+        if recorder is not None:
+            recorder.write("/state", {"state": self.controller.state, "reason": reason})
 
     def _decide(self, clock: float, sample: Received | None, imu: Received | None, age: float, misses: int) -> Tick:
         controller = self.controller
@@ -322,7 +342,7 @@ class DeployRuntime:
             recorder.write("/observation", {"seq": seq, "values": np.asarray(tick.observation)})
             recorder.write("/action", {"seq": seq, "values": np.asarray(tick.action), "joint_pos_rad": tick.joint_pos})
         if tick.reason is not None:
-            recorder.write("/state", {"state": tick.state, "reason": tick.reason})
+            recorder.write("/state", {"state": self.controller.state, "reason": tick.reason})
         timing = {"tick": index, "period_s": period_s, "sample_age_s": age, "latency_s": latency}
         recorder.write("/timing", {**timing, "policy_s": tick.policy_s, "deadline_missed": bool(missed)})
 
@@ -334,6 +354,20 @@ class DeployRuntime:
         if reason.startswith("stopped by"):
             return EXIT_INTERRUPTED
         return EXIT_FAULT
+
+
+#: The last stretch before a tick that :func:`wait_until` spins instead of sleeping (s): a sleep overshoots by up to a
+#: millisecond or two on a loaded machine, a spin of this length costs 5 % of one core at 50 Hz.
+SPIN_S = 1e-3
+
+
+def wait_until(deadline: float) -> None:
+    """Return at ``deadline`` (monotonic s): sleep until :data:`SPIN_S` before it, then spin."""
+    remaining = deadline - time.monotonic()
+    if remaining > SPIN_S:
+        time.sleep(remaining - SPIN_S)
+    while time.monotonic() < deadline:
+        pass
 
 
 def check_robot(interface: RobotInterface, info: Any) -> str | None:

@@ -209,11 +209,11 @@ class BundlePolicy:
     """
 
     def __init__(self, bundle: Bundle):
-        import onnxruntime
+        from linkage_lab.deploy.onnx_session import cpu_session
 
         self.bundle = bundle
         metadata = bundle.metadata
-        self.session = onnxruntime.InferenceSession(str(bundle.file(POLICY_FILE)), providers=["CPUExecutionProvider"])
+        self.session = cpu_session(bundle.file(POLICY_FILE))
         self.composer = None
         extra: dict[str, Callable[[], np.ndarray]] = {}
         if metadata.get("residual_gait") is not None:

@@ -237,11 +237,11 @@ class LimitDeployment:
             onnx_path = folder / config.policy_file if onnx_path is None else onnx_path
         if onnx_path is None:
             raise ValueError("LimitDeployment needs onnx_path when given a config object")
-        import onnxruntime
+        from linkage_lab.deploy.onnx_session import cpu_session
 
         self.config = config
         self.wire = WireMap(config)
-        self.session = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+        self.session = cpu_session(onnx_path)
         inputs = {i.name: i.shape for i in self.session.get_inputs()}
         outputs = {o.name: o.shape for o in self.session.get_outputs()}
         if "obs" not in inputs or "actions" not in outputs:

@@ -62,17 +62,13 @@ class AnkleBridge:
     """
 
     def __init__(self, bundle: Bundle, side: str):
-        import onnxruntime
-
         from linkage_lab.deploy.ankle_bridge import FUNCTIONS, bridge_filename
+        from linkage_lab.deploy.onnx_session import cpu_session
         from linkage_lab.robots.marvin.bundle import ANKLE_BRIDGE_DIR
 
         self.side = side
         self.sessions = {
-            function: onnxruntime.InferenceSession(
-                str(bundle.file(f"{ANKLE_BRIDGE_DIR}/{bridge_filename(side, function)}")),
-                providers=["CPUExecutionProvider"],
-            )
+            function: cpu_session(bundle.file(f"{ANKLE_BRIDGE_DIR}/{bridge_filename(side, function)}"))
             for function in FUNCTIONS
         }
 
