@@ -269,7 +269,11 @@ class DeployRuntime:
                 if start - damping_since >= self.settings.damping_hold_s:
                     break
             timed = self.settings.duration_s is not None and policy_since is not None
-            if timed and clock + period - policy_since >= self.settings.duration_s and controller.state == POLICY:
+            if (
+                timed
+                and clock + period - policy_since >= self.settings.duration_s - 1e-9
+                and controller.state == POLICY
+            ):
                 controller.fault("duration reached")  # the next tick sends damping
                 self._announce(recorder, "duration reached")
             if controller.state == WAIT and start - loop_start > self.settings.wait_s:

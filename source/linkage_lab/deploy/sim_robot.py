@@ -6,10 +6,11 @@ temperature), an ``sensor_msgs/Imu`` (gyro, specific force, orientation) and, on
 physics step it runs each motor driver's PD on the newest target record, ``τ = clip(kp (pos − θ) + kd (vel − θ̇),
 ±max_tq)``, then the motor's torque–speed line: the same drivers and physics as ``linkage-lab sim2sim``.
 
-The robot starts on its stand, as a humanoid starts on its gantry: until the first target arrives the physics does
-not advance (the samples repeat the standing pose); after it, the legs move under the targets while the base stays
-held in its standing pose, until the runtime reports its ``policy`` state (``rt/deploy_state``), when the stand
-lets go. (Marvin, standing on the soft start's PD alone, tips over within a second; the policy balances it.)
+Until the first target arrives the physics does not advance (the robot is switched on in its standing pose; the
+samples repeat it). A robot whose wire says ``starts_on_stand`` (Marvin: on the soft start's PD alone, with nothing
+balancing it, it tips over within a second) then hangs on a stand: the legs move under the targets while the base
+stays held in its standing pose, until the runtime reports its ``policy`` state (``rt/deploy_state``), when the
+stand lets go. The Limit stands on its feet through the soft start.
 
 Timing: ``realtime`` paces every physics step to the monotonic clock and applies a target at the first physics
 step after it arrives; ``lockstep`` waits, after each sample, for the target that answers it (``seq``), then
@@ -69,7 +70,7 @@ class SimulatedRobot:
         self.fall_rule = FallRule.from_standing_height(float(self.reader.read(self.data).base_pos_w[2]))
         self.command: MotorCommand | None = None
         #: Whether the stand holds the base (until the runtime's policy starts).
-        self.held = True
+        self.held = bus.wire.starts_on_stand
         free = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, FREE_JOINT)
         self._free_qpos = int(self.model.jnt_qposadr[free])
         self._free_dof = int(self.model.jnt_dofadr[free])

@@ -55,6 +55,8 @@ class WireSpec:
         sample_topic: Topic of the samples.
         io_options: Options the runtime passes the robot's robot-side code (e.g. a motor-level ankle mode: a
             host loop at the physics rate cannot run over a 50 Hz wire).
+        starts_on_stand: The simulated robot (``linkage-lab deploy robot``) hangs on a stand until the policy starts,
+            as a humanoid starts on its gantry; ``False``: it stands on its feet through the soft start.
     """
 
     robot: str
@@ -68,6 +70,7 @@ class WireSpec:
     target_topic: str
     sample_topic: str
     io_options: Mapping[str, Any] = field(default_factory=dict)
+    starts_on_stand: bool = False
 
     def ids(self, motor_names: Sequence[str]) -> np.ndarray:
         """The wire ids of ``motor_names`` (actuator order).

@@ -44,4 +44,6 @@ def marvin_wire(chain: Any) -> WireSpec:
         target_topic="rt/motor_targets",
         sample_topic="rt/motor_samples",
         io_options={"ankle_mode": "motor_pd"},
+        # On the soft start's PD alone (no balance) the humanoid tips over within a second: it starts on its gantry.
+        starts_on_stand=True,
     )
