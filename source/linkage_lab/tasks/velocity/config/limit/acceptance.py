@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from linkage_lab.evaluation.sweep import Acceptance, CommandCase, KnownMiss, TrackingTargets
 
-#: Why the shipped policy (700 iterations under the estimator's error, latency and randomised constants, kp 60; its
-#: ``train.json``) misses what it misses; the numbers are its ``sweep.json`` / ``closed_chain_sweep.json``.
+#: Why the shipped policy (700 iterations under the estimator's error, latency and randomised constants, kp 60, then
+#: 300 on a sharper yaw-tracking kernel; its ``train.json``) misses what it misses; the numbers are its ``sweep.json``
+#: / ``closed_chain_sweep.json``.
 _WOBBLE = (
-    "the trot at kp 60 shakes the body: lin-vel RMS 0.072-0.075 m/s walking in Isaac Lab (0.083-0.091 at ±0.3 on the "
-    "closed chain) with the mean speed within 0.02 (0.07) of the command; 400 iterations gave 0.087-0.091, 700 give "
-    "these, and the former policy's 0.05 was measured on the true velocity, a stop-held ankle and kp 20"
+    "the trot at kp 60 shakes the body: lin-vel RMS 0.064-0.075 m/s walking in Isaac Lab (0.084 at +0.3 on the "
+    "closed chain) with the mean speed within 0.02 (0.05) of the command; 400 iterations gave 0.087-0.091, 700 "
+    "0.072-0.075, and the former policy's 0.05 was measured on the true velocity, a stop-held ankle and kp 20"
 )
 _TURN = (
-    "turning on the spot is learnt one way only: -0.21 rad/s at -0.3 and 0.02 at +0.3 in Isaac Lab, and neither way "
-    "on the closed chain (mean yaw rate 0.002 / -0.019), where the feet skid less than on the serial tree"
+    "turning on the spot is learnt, but slower and one way better than the other: -0.27 rad/s at -0.3 and 0.13 at "
+    "+0.3 in Isaac Lab, -0.24 and 0.02 on the closed chain, where the feet skid less than on the serial tree (700 "
+    "iterations on Isaac Lab's 0.5 rad/s kernel: -0.21 and 0.02; neither way on the closed chain)"
 )
 
 #: Forward −0.3, 0, 0.3, 0.5 m/s and turning on the spot at ±0.3 rad/s, 8 envs × 20 s each, pushes on. In Isaac
@@ -37,10 +39,7 @@ LIMIT_ACCEPTANCE = Acceptance(
             KnownMiss("isaac_lab", case, "lin_vel_xy_rms_mps", _WOBBLE)
             for case in ("vx-0.30_wz+0.00", "vx+0.30_wz+0.00", "vx+0.50_wz+0.00")
         ),
-        *(
-            KnownMiss("closed_chain", case, "lin_vel_xy_rms_mps", _WOBBLE)
-            for case in ("vx-0.30_wz+0.00", "vx+0.30_wz+0.00")
-        ),
+        KnownMiss("closed_chain", "vx+0.30_wz+0.00", "lin_vel_xy_rms_mps", _WOBBLE),
         *(
             KnownMiss(simulator, case, "yaw_rate_rms_radps", _TURN)
             for simulator in ("isaac_lab", "closed_chain")
