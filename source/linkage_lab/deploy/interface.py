@@ -67,11 +67,13 @@ def load_robot_side(bundle: Bundle) -> tuple[Any, RobotInterface]:
     Raises:
         BundleError: The robot is unknown or has no wire, closed-chain model or robot-side code.
     """
+    from linkage_lab.robots.registry import MissingCapability
+
     spec, factory = resolve_robot(bundle)
     try:
         make_wire = spec.extra("deploy_wire")
-    except Exception as exc:  # the registry's MissingCapability
-        raise BundleError(f"bundle {bundle.path}: {exc}") from None
+    except MissingCapability as exc:
+        raise BundleError(f"bundle {bundle.path}: robot {bundle.robot} has no deploy wire ({exc})") from None
     chain = spec.closed_chain()
     wire: WireSpec = make_wire(chain)
     io = factory(bundle, chain, base_velocity="estimate", **dict(wire.io_options))

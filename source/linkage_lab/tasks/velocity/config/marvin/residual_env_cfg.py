@@ -87,11 +87,6 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
             # Targets reach the drives 0-20 ms late (0-4 physics steps), drawn per env at reset.
             target_delay_range_steps=(0, 4),
         )
-        # Samples 0-20 ms old (0-1 control steps, drawn per env at reset) on what the robot senses: a robot's runtime
-        # ticks on its own clock, so the newest sample is up to a period old (`linkage-lab deploy` measures it), and the
-        # closed chain's reality gap failed 9 of 12 runs at 20-40 ms sample-to-torque latency without it.
-        for name in ("base_lin_vel", "base_ang_vel", "projected_gravity", "joint_pos", "joint_vel"):
-            getattr(self.observations.policy, name).delay_max_lag = 1
         bias, noise = MARVIN_VELOCITY_ERROR
         self.observations.policy.base_lin_vel.params.update(bias_mps=bias, noise_std_mps=noise)
         # Constants the robot does not pin down, drawn per env at startup (robot config's `randomization`).
