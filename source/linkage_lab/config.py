@@ -43,32 +43,6 @@ def load_config_file(path: Path) -> dict[str, Any]:
     return copy.deepcopy(_load_cached(Path(path).resolve()))
 
 
-def robot_config_path(name: str) -> Path:
-    """The config file of robot ``name``: its registered ``RobotSpec.config_path``, else
-    ``configs/robots/<name>.yaml``."""
-    from linkage_lab.robots.registry import UnknownRobot, get_robot
-
-    try:
-        return get_robot(name).config_path
-    except UnknownRobot:
-        return ROBOT_CONFIG_DIR / f"{name}.yaml"
-
-
-def load_robot_config(name: str) -> dict[str, Any]:
-    """Return a fresh copy of robot ``name``'s config (see :func:`robot_config_path`) as nested dicts.
-
-    Args:
-        name: Robot name, a registered robot's or one of ``configs/robots``.
-
-    Returns:
-        The parsed config. The caller may mutate it: every call returns a deep copy.
-
-    Raises:
-        ConfigError: The file is missing or not a YAML mapping.
-    """
-    return load_config_file(robot_config_path(name))
-
-
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     """Return ``base`` with ``override`` merged in recursively (neither input is modified)."""
     merged = copy.deepcopy(base)

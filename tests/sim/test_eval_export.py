@@ -142,7 +142,7 @@ def test_limit_export_bundle_in_canonical_joint_order(limit_bundle, limit_checkp
     assert metadata["control_period_s"] == pytest.approx(0.02)
     assert len(metadata["kp"]) == len(metadata["default_joint_pos"]) == 12
     # The robot's gains from its config, not env 0's randomised draw (the task scales them by 0.8-1.2 per env).
-    from linkage_lab.robots.limit import limit_config
+    from linkage_lab.robots.limit.config import limit_config
 
     control = limit_config().control
     nominal_kp = [
@@ -234,7 +234,8 @@ def test_marvin_export_bridge_follows_the_trained_ankle_preset(tmp_path):
 
     from linkage_lab.evaluation.policies import PolicyLoadError
     from linkage_lab.export.bundle import export_bundle
-    from linkage_lab.kinematics import inverse_kinematics, load_ankle_geometry
+    from linkage_lab.kinematics import inverse_kinematics
+    from linkage_lab.robots.ankles import load_ankle_geometry
 
     checkpoint = _train(MARVIN, tmp_path, CALF_OVERRIDES)
     bundle = export_bundle(MARVIN, checkpoint, tmp_path / "calf", overrides=CALF_OVERRIDES, device="cpu")

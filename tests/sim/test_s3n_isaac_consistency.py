@@ -20,7 +20,7 @@ KNOWN_INCONSISTENT = {"s3n_full"}
 
 def test_isaac_leg_matches_standalone_serial_leg(capsys):
     from linkage_lab.cli.main import main
-    from linkage_lab.validation.isaac_leg import format_report
+    from linkage_lab_experiments.validation.isaac_leg import format_report
 
     code = main(["s3n", "validate", "--isaac", "--json"])
     # Isaac Lab logs to stdout while it builds the envs; the JSON object is the last line.

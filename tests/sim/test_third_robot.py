@@ -30,7 +30,7 @@ def walker(tmp_path_factory):
 
 
 def test_description_urdf_and_usd_come_from_the_config(walker):
-    from linkage_lab.description.build import asset_paths, build_robot, generate_urdf, is_current
+    from linkage_lab.robots.assets import asset_paths, build_robot, generate_urdf, is_current
 
     urdf = generate_urdf("walker")
     assert urdf.count('<joint name="') == 6 and 'type="revolute"' in urdf
@@ -41,7 +41,7 @@ def test_description_urdf_and_usd_come_from_the_config(walker):
 
 
 def test_policy_metadata_and_registry_know_the_walker(walker):
-    from linkage_lab.export.metadata import robot_kind
+    from linkage_lab.evaluation.robot_info import robot_kind
     from linkage_lab.robots.registry import MissingCapability, get_robot, robot_names
 
     assert "walker" in robot_names()

@@ -11,20 +11,18 @@ import numpy as np
 import pytest
 import torch
 
-from linkage_lab.config import load_robot_config
 from linkage_lab.dynamics.drive import LinkageDrive
-from linkage_lab.kinematics.ankle_transmission import rsu_ankle_transmission
-from linkage_lab.kinematics.rsu_geometry import load_ankle_geometry
+from linkage_lab.robots.ankles import load_ankle_geometry, rsu_ankle_transmission
 from linkage_lab.robots.marvin.articulation import ANKLE_REFLECTED_ARMATURE, ankle_actuator_cfg
-from linkage_lab.robots.registry import get_robot
-from linkage_lab.validation.ankle_armature import (
+from linkage_lab.robots.registry import get_robot, load_robot_config
+from linkage_lab_experiments.validation.ankle_armature import (
     ankle_chirp,
     ankle_drive_cfgs,
     run_oracle_ankle,
     run_serial_ankle,
     unstable_poses,
 )
-from linkage_lab.validation.ankle_oracle import AnkleOracle, AnkleOracleCfg, SerialAnkle, ankle_parts
+from linkage_lab_experiments.validation.ankle_oracle import AnkleOracle, AnkleOracleCfg, SerialAnkle, ankle_parts
 
 pytestmark = pytest.mark.unit
 

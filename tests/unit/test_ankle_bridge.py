@@ -10,7 +10,8 @@ import torch
 
 from linkage_lab.deploy import ankle_bridge
 from linkage_lab.evaluation.replay import ankle_geometry_preset
-from linkage_lab.kinematics import forward_kinematics, inverse_kinematics, load_ankle_geometry
+from linkage_lab.kinematics import forward_kinematics, inverse_kinematics
+from linkage_lab.robots.ankles import load_ankle_geometry
 
 pytestmark = pytest.mark.unit
 

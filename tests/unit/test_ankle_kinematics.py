@@ -18,7 +18,7 @@ from linkage_lab.kinematics.rsu_ankle import (
     jacobian,
 )
 from linkage_lab.kinematics.rsu_fk import ForwardKinematicsError, forward_kinematics
-from linkage_lab.kinematics.rsu_geometry import available_presets, load_ankle_geometry
+from linkage_lab.robots.ankles import available_presets, load_ankle_geometry
 
 pytestmark = pytest.mark.unit
 

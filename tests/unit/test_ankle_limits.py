@@ -11,7 +11,7 @@ from scipy.optimize import linprog
 
 from linkage_lab.kinematics import ankle_limits as limits
 from linkage_lab.kinematics.rsu_ankle import jacobian, transmission_quality
-from linkage_lab.kinematics.rsu_geometry import available_presets, load_ankle_geometry
+from linkage_lab.robots.ankles import available_presets, load_ankle_geometry
 
 pytestmark = pytest.mark.unit
 

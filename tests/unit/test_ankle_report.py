@@ -9,9 +9,10 @@ import matplotlib.figure  # noqa: F401  (imported at collection, not inside a ti
 import numpy as np
 import pytest
 
-from linkage_lab.analysis import ankle_plots, ankle_report
 from linkage_lab.cli.main import main
-from linkage_lab.kinematics.rsu_geometry import load_ankle_geometry
+from linkage_lab.evaluation import ankle_plots
+from linkage_lab.kinematics import ankle_report
+from linkage_lab.robots.ankles import load_ankle_geometry
 
 pytestmark = pytest.mark.unit
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from linkage_lab.analysis import ankle_bench
-from linkage_lab.kinematics.ankle_transmission import RSUAnkleTransmission, rsu_ankle_transmission
+from linkage_lab.kinematics.ankle_transmission import RSUAnkleTransmission
 from linkage_lab.kinematics.rsu_ankle import UnreachablePoseError
 from linkage_lab.kinematics.rsu_fk import ForwardKinematicsError
 from linkage_lab.kinematics.transmission import Transmission
+from linkage_lab.robots.ankles import rsu_ankle_transmission
+from linkage_lab_experiments.analysis import ankle_bench
 
 pytestmark = pytest.mark.unit
 

@@ -15,7 +15,7 @@ from linkage_lab.deploy.base_velocity import (
     leg_chains,
 )
 from linkage_lab.description.model import Joint, Link, RobotModel
-from linkage_lab.robots.limit import limit_config
+from linkage_lab.robots.limit.config import limit_config
 from linkage_lab.robots.limit.description import build_limit_model
 from linkage_lab.robots.limit.estimator import limit_base_velocity_estimator, limit_feet
 from linkage_lab.robots.marvin.description import build_marvin_model

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from linkage_lab.config import load_robot_config
+from linkage_lab.robots.registry import load_robot_config
 from linkage_lab.tasks.velocity import faults
 
 pytestmark = pytest.mark.unit

@@ -5,12 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from linkage_lab.config import load_robot_config
 from linkage_lab.gait.biped import BipedGait, TorsoState
 from linkage_lab.gait.compensation import SAG_JOINTS, stance_sag_compensation
 from linkage_lab.robots.marvin.description import build_marvin_model
 from linkage_lab.robots.marvin.gait import marvin_sprint_gait_cfg
-from linkage_lab.robots.registry import get_robot
+from linkage_lab.robots.registry import get_robot, load_robot_config
 from linkage_lab.statics.tree import STANDARD_GRAVITY, KinematicTree
 
 pytestmark = pytest.mark.unit
@@ -44,7 +43,7 @@ def _potential_energy_with_left_foot_fixed(tree, pose, reference):
 
 def test_sag_is_the_virtual_work_of_gravity_over_the_gain(setup):
     cfg, robot, tree, pose = setup
-    sag = stance_sag_compensation(cfg, "marvin")
+    sag = stance_sag_compensation(cfg, *_marvin())
     reference = tree.forward_kinematics(pose)
     step = 1e-6
     for joint, group in SAG_JOINTS.items():
@@ -58,18 +57,24 @@ def test_sag_is_the_virtual_work_of_gravity_over_the_gain(setup):
 
 def test_sag_signs_match_the_physics(setup):
     cfg, *_ = setup
-    sag = stance_sag_compensation(cfg, "marvin")
+    sag = stance_sag_compensation(cfg, *_marvin())
     # The pelvis and the right leg hang to the right of the left hip: the hip must abduct (+).
     assert sag["hip_roll"] > 0.05
     # The body above a bent knee folds it further: the target extends it (−).
     assert sag["knee"] < -0.02
     # No gravity, no sag.
-    assert all(abs(v) < 1e-12 for v in stance_sag_compensation(cfg, "marvin", gravity_mps2=0.0).values())
+    assert all(abs(v) < 1e-12 for v in stance_sag_compensation(cfg, *_marvin(), gravity_mps2=0.0).values())
 
 
 def test_sag_scales_with_gravity(setup):
     cfg, *_ = setup
-    half = stance_sag_compensation(cfg, "marvin", gravity_mps2=0.5 * STANDARD_GRAVITY)
-    full = stance_sag_compensation(cfg, "marvin")
+    half = stance_sag_compensation(cfg, *_marvin(), gravity_mps2=0.5 * STANDARD_GRAVITY)
+    full = stance_sag_compensation(cfg, *_marvin())
     for joint in SAG_JOINTS:
         assert half[joint] == pytest.approx(0.5 * full[joint], rel=1e-9)
+
+
+def _marvin():
+    """Marvin's mass model and its position gains per joint group."""
+    spec = get_robot("marvin")
+    return spec.description_model(), spec.config().control.stiffness

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import torch
 
-from linkage_lab.config import load_robot_config
 from linkage_lab.gait import (
     LegConvention,
     LegReachError,
@@ -20,6 +19,7 @@ from linkage_lab.gait import (
     planar_ik,
     serial_to_motor,
 )
+from linkage_lab.robots.registry import load_robot_config
 
 pytestmark = pytest.mark.unit
 

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from linkage_lab.description.build import asset_paths, generate_urdf, staleness
+from linkage_lab.robots.assets import asset_paths, generate_urdf, staleness
 
 pytestmark = pytest.mark.unit
 
@@ -120,7 +120,7 @@ def test_usd_has_floating_base_and_no_external_references():
 
 
 def test_standing_height_matches_leg_geometry():
-    from linkage_lab.config import load_robot_config
+    from linkage_lab.robots.registry import load_robot_config
 
     cfg = load_robot_config("limit")
     pose = cfg["control"]["standing_pose_rad"]

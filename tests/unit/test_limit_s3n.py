@@ -6,9 +6,8 @@ import math
 
 import pytest
 
-from linkage_lab.config import load_robot_config
 from linkage_lab.robots.limit.s3n import described_leg, leg_body, s3n_cfg
-from linkage_lab.robots.registry import get_robot
+from linkage_lab.robots.registry import get_robot, load_robot_config
 
 pytestmark = pytest.mark.unit
 
@@ -20,9 +19,9 @@ def test_registry_leg_body_is_the_description_body():
 
 
 def test_s3n_table_uses_the_leg_body_the_task_actuator_gets():
-    from linkage_lab.analysis.fidelity import FidelityCfg
-    from linkage_lab.cli.s3n import inertia_table
     from linkage_lab.robots.limit.articulation import leg_actuator_cfg
+    from linkage_lab_experiments.analysis.fidelity import FidelityCfg
+    from linkage_lab_experiments.cli.s3n import inertia_table
 
     actuator = leg_actuator_cfg(get_robot("limit").config(), "s3n_full")
     task_abc = tuple(actuator.serial_link_kgm2)

@@ -6,7 +6,7 @@ import pytest
 import torch
 from isaaclab.utils.types import ArticulationActions
 
-from linkage_lab.kinematics.ankle_transmission import rsu_ankle_transmission
+from linkage_lab.robots.ankles import rsu_ankle_transmission
 from linkage_lab.robots.marvin.articulation import ankle_actuator_cfg
 from linkage_lab.robots.registry import get_robot
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import linkage_lab
-from linkage_lab.description.build import asset_paths, generate_urdf, staleness
+from linkage_lab.robots.assets import asset_paths, generate_urdf, staleness
 
 pytestmark = pytest.mark.unit
 

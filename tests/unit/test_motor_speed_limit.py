@@ -16,12 +16,11 @@ import torch
 from isaaclab.utils.types import ArticulationActions
 
 from linkage_lab.actuators.linkage_actuator import drive_cfg
-from linkage_lab.config import load_robot_config
 from linkage_lab.dynamics.drive import LinkageDrive
 from linkage_lab.kinematics.transmission import parallelogram_leg
 from linkage_lab.robots.limit.articulation import leg_actuator_cfg, limit_articulation_cfg
 from linkage_lab.robots.limit.config import LimitConfig
-from linkage_lab.robots.registry import get_robot
+from linkage_lab.robots.registry import get_robot, load_robot_config
 from linkage_lab.typed_config import parse
 
 pytestmark = pytest.mark.unit

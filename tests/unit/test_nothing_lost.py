@@ -543,15 +543,15 @@ def test_verdict_exit_codes():
 @pytest.mark.parametrize(("speed", "status"), [(0.3, 0), (0.1, 3)])
 def test_demo_exits_3_when_its_policy_does_not_walk(tmp_path, monkeypatch, capsys, speed, status):
     import linkage_lab.cli.demo as demo
-    import linkage_lab.description.build
     import linkage_lab.export.bundle
+    import linkage_lab.robots.assets
     import linkage_lab.training
     from linkage_lab.training import TrainResult
 
     preset = tmp_path / "tiny.yaml"
     preset.write_text(f"task: {LIMIT}\noverrides: []\neval: {{command_mps: 0.3, tolerance_mps: 0.05}}\n")
     result = TrainResult(tmp_path, tmp_path / "model_1.pt", 1.0, 0, 1, False, None)
-    monkeypatch.setattr(linkage_lab.description.build, "buildable_robots", lambda: [])
+    monkeypatch.setattr(linkage_lab.robots.assets, "buildable_robots", lambda: [])
     monkeypatch.setattr(linkage_lab.training, "train", lambda task, overrides: result)
     monkeypatch.setattr(
         linkage_lab.export.bundle, "export_bundle", lambda *a, **k: argparse.Namespace(out_dir=tmp_path)

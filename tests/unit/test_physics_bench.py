@@ -9,8 +9,8 @@ pytestmark = pytest.mark.unit
 
 @pytest.fixture(scope="module")
 def limit_spec():
-    from linkage_lab.bench.physics_bench import spec_from_env_cfg
     from linkage_lab.runtime import resolve_configs
+    from linkage_lab_experiments.bench.physics_bench import spec_from_env_cfg
 
     env_cfg, _ = resolve_configs("LinkageLab-Velocity-Flat-Limit", [], "cpu")
     return spec_from_env_cfg(env_cfg)
@@ -34,7 +34,7 @@ def test_spec_takes_the_tasks_step_gains_armature_and_pose(limit_spec):
 def test_plain_model_has_a_servo_per_joint_and_stands(limit_spec):
     import mujoco
 
-    from linkage_lab.bench.physics_bench import build_plain_model, initial_state, plain_mujoco_throughput
+    from linkage_lab_experiments.bench.physics_bench import build_plain_model, initial_state, plain_mujoco_throughput
 
     model = build_plain_model(limit_spec)
     assert (model.nu, model.opt.timestep) == (12, 0.005)
@@ -52,7 +52,7 @@ def test_plain_model_has_a_servo_per_joint_and_stands(limit_spec):
 
 
 def test_comparison_table_shows_each_ratio():
-    from linkage_lab.bench.physics_bench import format_comparison
+    from linkage_lab_experiments.bench.physics_bench import format_comparison
 
     rows = [
         {

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from linkage_lab.evaluation.replay import AnkleReplay, rsu_ankle_replay
-from linkage_lab.kinematics.ankle_transmission import rsu_ankle_transmission
 from linkage_lab.kinematics.transmission import parallelogram_leg
+from linkage_lab.robots.ankles import rsu_ankle_transmission
 
 pytestmark = pytest.mark.unit
 

@@ -9,11 +9,12 @@ import sys
 
 import pytest
 
-from linkage_lab.config import ConfigError, load_robot_config
+from linkage_lab.config import ConfigError
 from linkage_lab.robots.registry import (
     MissingCapability,
     UnknownRobot,
     get_robot,
+    load_robot_config,
     robot_for_joints,
     robot_names,
     robots_with,
@@ -50,6 +51,7 @@ def test_unknown_robot_and_missing_capability_are_clear_errors():
 def test_robot_transmissions_come_from_the_registry():
     from linkage_lab.actuators.transmissions import known_transmissions, make_transmission
 
+    robot_names()  # registers every robot, and with it its transmissions
     assert {"identity", "parallelogram", "marvin_ankle_left", "marvin_ankle_right"} <= set(known_transmissions())
     assert make_transmission("marvin_ankle_right:calf").geometry.preset == "calf"
     with pytest.raises(KeyError, match="unknown transmission 'nope'"):

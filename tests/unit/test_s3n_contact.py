@@ -1,7 +1,7 @@
 """The S3N explicit torque in contact: which ``q̈`` estimate wins, argued (jump ratio) and simulated.
 
 The Limit task's hip/knee drive must use the estimate that wins with a foot on the ground. The
-argument (:mod:`linkage_lab.validation.contact_estimate`): the two estimates differ only in the
+argument (:mod:`linkage_lab_experiments.validation.contact_estimate`): the two estimates differ only in the
 acceleration jump a change of actuator torque makes, which contact shrinks; ``torque_predicted`` wins
 when the jump ratio ``r`` is below 1. The pinned-foot rig checks the argument against the closed-chain
 oracle by simulation; the whole Limit then decides the default.
@@ -12,12 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from linkage_lab.analysis.fidelity import FidelityCfg, chirp_targets
-from linkage_lab.analysis.oracle import OracleCfg
 from linkage_lab.robots.limit.articulation import LEG_ACCELERATION_ESTIMATE, leg_actuator_cfg
 from linkage_lab.robots.limit.s3n import leg_body
 from linkage_lab.robots.registry import get_robot
-from linkage_lab.validation.contact_estimate import (
+from linkage_lab_experiments.analysis.fidelity import FidelityCfg, chirp_targets
+from linkage_lab_experiments.analysis.oracle import OracleCfg
+from linkage_lab_experiments.validation.contact_estimate import (
     constrained_inverse_inertia,
     contact_winner,
     jump_ratio,
@@ -25,8 +25,8 @@ from linkage_lab.validation.contact_estimate import (
     rig_jump_ratio,
     robot_contact_ratios,
 )
-from linkage_lab.validation.isaac_leg import task_drive_cfg
-from linkage_lab.validation.stance_leg import (
+from linkage_lab_experiments.validation.isaac_leg import task_drive_cfg
+from linkage_lab_experiments.validation.stance_leg import (
     RigCfg,
     compare_estimates,
     foot_point_m,

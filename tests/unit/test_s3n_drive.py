@@ -259,7 +259,7 @@ def test_the_actuator_bound_caps_the_explicit_acceleration_at_what_the_motors_ca
     from linkage_lab.dynamics.drive import LinkageDrive
     from linkage_lab.dynamics.s3n import two_link_inertia
     from linkage_lab.kinematics.transmission import parallelogram_leg
-    from linkage_lab.robots.limit.s3n import task_leg_drive_cfg
+    from linkage_lab.robots.limit.articulation import task_leg_drive_cfg
 
     cfg = replace(task_leg_drive_cfg("s3n_act"), explicit_acceleration_limit="actuator")
     reference = torch.tensor([cfg.reference_joint_pos_rad], dtype=torch.float64)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from linkage_lab.analysis.identify import forward_difference_acceleration, identify_mp
+from linkage_lab_experiments.analysis.identify import forward_difference_acceleration, identify_mp
 
 pytestmark = pytest.mark.unit
 

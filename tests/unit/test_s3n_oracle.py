@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from linkage_lab.analysis.oracle import OracleCfg, ParallelogramOracle
 from linkage_lab.dynamics.serial_leg import LegBody, MassPart, MujocoSerialLeg, PlanarLink
+from linkage_lab_experiments.analysis.oracle import OracleCfg, ParallelogramOracle
 
 pytestmark = pytest.mark.unit
 

@@ -6,8 +6,8 @@ import types
 
 import pytest
 
-from linkage_lab.bench import step_profile
-from linkage_lab.bench.step_profile import CATEGORIES, ExclusiveTimers, kernel_group, shares
+from linkage_lab_experiments.bench import step_profile
+from linkage_lab_experiments.bench.step_profile import CATEGORIES, ExclusiveTimers, kernel_group, shares
 
 pytestmark = pytest.mark.unit
 

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from linkage_lab.cli.main import main
+from linkage_lab.robots.ankles import ankle_pair
 from linkage_lab.robots.marvin.description import build_marvin_model
 from linkage_lab.robots.registry import get_robot
 from linkage_lab.statics.step_up import FIT_KEYS, step_up_check
@@ -36,7 +37,7 @@ def pose(tree):
 
 @pytest.fixture(scope="module")
 def result():
-    return step_up_check()
+    return step_up_check(get_robot("marvin").description_model(), ankle_pair(robot="marvin"))
 
 
 def test_feet_where_the_pose_puts_them(pose):
@@ -114,7 +115,8 @@ def test_verdicts_follow_the_numbers(result):
 
 
 def test_right_stance_mirrors_the_left(result):
-    right = step_up_check(StepUpPoseCfg(stance_side="right"))
+    model = get_robot("marvin").description_model()
+    right = step_up_check(model, ankle_pair(robot="marvin"), StepUpPoseCfg(stance_side="right"))
     assert right["demand_nm"]["pitch"] == pytest.approx(result["demand_nm"]["pitch"], rel=1e-6)
     assert right["demand_nm"]["roll"] == pytest.approx(-result["demand_nm"]["roll"], rel=1e-6)
     assert right["motor_torque_nm"]["a"] == pytest.approx(result["motor_torque_nm"]["a"], rel=1e-6)

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from linkage_lab.bench import train_bench
 from linkage_lab.cli.main import main
+from linkage_lab_experiments.bench import train_bench
 
 pytestmark = pytest.mark.unit
 

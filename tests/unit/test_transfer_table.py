@@ -8,7 +8,7 @@ import pytest
 
 from linkage_lab.config import ConfigError
 from linkage_lab.paths import REPO_ROOT
-from linkage_lab.sim2sim.transfer import DEFAULT_CONFIG, Row, load_rows, markdown_table, merge_rows, plot
+from linkage_lab_experiments.transfer import DEFAULT_CONFIG, Row, load_rows, markdown_table, merge_rows, plot
 
 pytestmark = pytest.mark.unit
 
@@ -138,7 +138,8 @@ def test_rerun_rows_replace_their_entries_and_keep_the_others_in_config_order():
 
 
 def test_a_rows_race_runs_its_action_overrides_and_takes_the_ankle_from_the_row(tmp_path, monkeypatch):
-    from linkage_lab.sim2sim import runner, transfer
+    from linkage_lab.sim2sim import runner
+    from linkage_lab_experiments import transfer
 
     calls = []
 

@@ -195,7 +195,7 @@ def test_no_gl_backend_is_one_line_and_no_file(tmp_path, monkeypatch):
 
 
 def test_bench_video_renders_every_synthetic_sample():
-    from linkage_lab.bench.video_bench import format_rows, run_video_bench
+    from linkage_lab_experiments.bench.video_bench import format_rows, run_video_bench
 
     rows = _rendered_or_skip(lambda: run_video_bench("limit", frames=3, sizes=[(32, 24)]))
     assert [(r["width"], r["height"], r["frames"]) for r in rows] == [(32, 24, 3)]

@@ -193,7 +193,7 @@ class LinkageActuatorCfg(ActuatorBaseCfg):
     """Joint names of each coupled group, in the transmission's joint order (e.g. ``[["fl_hip", "fl_knee"], ...]``)."""
 
     transmissions: list[str] = MISSING
-    """One transmission name per group (see :data:`~linkage_lab.actuators.transmissions.TRANSMISSIONS`)."""
+    """One transmission name per group (see :func:`~linkage_lab.actuators.transmissions.known_transmissions`)."""
 
     control_space: str = LinkageDriveCfg.control_space
     """``"joint"``: PD on serial joints with the policy's gains, then ``τ_m = J⁻ᵀ τ_j``. ``"motor"``: PD on

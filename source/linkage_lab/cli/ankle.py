@@ -59,11 +59,12 @@ def _print_help(parser: argparse.ArgumentParser) -> int:
 
 def run_report(args: argparse.Namespace) -> int:
     """Compute and print the report; write the plots when ``--plot`` is given."""
-    from linkage_lab.analysis import ankle_plots, ankle_report
     from linkage_lab.cli.main import CliError
     from linkage_lab.config import ConfigError
+    from linkage_lab.evaluation import ankle_plots
+    from linkage_lab.kinematics import ankle_report
     from linkage_lab.kinematics.rsu_ankle import UnreachablePoseError
-    from linkage_lab.kinematics.rsu_geometry import load_ankle_geometry
+    from linkage_lab.robots.ankles import load_ankle_geometry
 
     if args.plot is not None:
         existing = [args.plot / name for name in PLOT_FILES if (args.plot / name).exists()]

@@ -19,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _build(args: argparse.Namespace) -> int:
     from linkage_lab.cli.main import CliError
-    from linkage_lab.description.build import asset_paths, build_robot, buildable_robots
+    from linkage_lab.robots.assets import asset_paths, build_robot, buildable_robots
 
     robots = args.robots or buildable_robots()
     unknown = sorted(set(robots) - set(buildable_robots()))
@@ -33,7 +33,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from linkage_lab.description.build import buildable_robots, staleness
+    from linkage_lab.robots.assets import buildable_robots, staleness
 
     stale = 0
     for robot in buildable_robots():

@@ -13,15 +13,14 @@ import faulthandler
 import importlib
 import signal
 import sys
+from importlib.metadata import entry_points
 
 #: Command modules under ``linkage_lab.cli``, in the order ``--help`` lists them.
 COMMAND_MODULES = (
     "demo",
     "assets",
     "train",
-    "bench",
     "ankle",
-    "s3n",
     "marvin",
     "evaluate",
     "export",
@@ -32,6 +31,9 @@ COMMAND_MODULES = (
     "ship",
 )
 
+
+#: Entry point group of commands other packages add: each names a module with ``register(subparsers)``.
+COMMAND_GROUP = "linkage_lab.commands"
 
 #: Commands that build Isaac Lab simulations (and so start Warp).
 SIMULATION_COMMANDS = frozenset({"demo", "train", "bench", "eval", "export", "sprint", "ship"})
@@ -89,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(subparsers)
+    # Commands of other packages (the experiments' bench and s3n), found by entry point, never imported here.
+    for entry in sorted(entry_points(group=COMMAND_GROUP), key=lambda e: e.name):
+        entry.load().register(subparsers)
     return parser
 
 

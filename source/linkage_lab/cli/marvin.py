@@ -119,6 +119,8 @@ def run_step_up(args: argparse.Namespace) -> int:
     from linkage_lab.cli.main import CliError
     from linkage_lab.config import ConfigError
     from linkage_lab.kinematics.rsu_ankle import UnreachablePoseError
+    from linkage_lab.robots.ankles import ankle_pair, ankle_robot
+    from linkage_lab.robots.registry import get_robot
     from linkage_lab.statics.step_up import format_step_up, step_up_check
     from linkage_lab.statics.step_up_pose import StepUpPoseCfg, StepUpPoseError
 
@@ -129,7 +131,8 @@ def run_step_up(args: argparse.Namespace) -> int:
         raise CliError(f"unknown pose parameters {unknown}; choices: {', '.join(sorted(fields))}")
     try:
         cfg = StepUpPoseCfg(**overrides)
-        result = step_up_check(cfg, preset=args.preset)
+        model = get_robot(ankle_robot()).description_model()
+        result = step_up_check(model, ankle_pair(args.preset), cfg)
     except (TypeError, ValueError, StepUpPoseError, ConfigError, UnreachablePoseError) as exc:
         raise CliError(str(exc)) from exc
     print(strict_json(result, indent=None) if args.json else format_step_up(result))

@@ -11,7 +11,8 @@ import torch
 from linkage_lab.io import write_bytes_atomic
 from linkage_lab.kinematics.rsu_ankle import LoopConstants, evaluate_core, loop_constants
 from linkage_lab.kinematics.rsu_fk import forward_kinematics_unrolled
-from linkage_lab.kinematics.rsu_geometry import RSUAnkleGeometry, load_ankle_geometry
+from linkage_lab.kinematics.rsu_geometry import RSUAnkleGeometry
+from linkage_lab.robots.ankles import load_ankle_geometry
 
 #: Newton steps unrolled in the FK graph. Measured in float64 on a 41 × 21 grid over the range
 #: (every preset): 5 steps leave up to 1.1e-9 rad from neutral (rods_close; 1.2e-12 for marvin); 6

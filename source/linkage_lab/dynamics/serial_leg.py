@@ -234,3 +234,18 @@ def full_mass_matrix(model, data) -> np.ndarray:
     else:
         mujoco.mj_fullM(model, data, full)
     return full
+
+
+@dataclass(frozen=True)
+class LinkageParts:
+    """The parts the serial tree leaves out (our assumptions: robots.md gives no linkage data).
+
+    Attributes:
+        crank_length_m: Crank radius ``r`` = lever above the knee (m).
+        crank_mass_kg: Crank, a uniform bar from the hip axis (kg).
+        rod_mass_kg: Coupler rod, a uniform bar of the thigh's length (kg).
+    """
+
+    crank_length_m: float = 0.025
+    crank_mass_kg: float = 0.02
+    rod_mass_kg: float = 0.02

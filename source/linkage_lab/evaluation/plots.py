@@ -68,15 +68,15 @@ def plot_normalised_motor_torque(replay: AnkleReplay, path: str | Path, title: s
 def plot_visited_poses(replay: AnkleReplay, path: str | Path, title: str = "", dpi: int = 120) -> Path:
     """Visited (pitch, roll) poses over each ankle's transmission map; outside samples marked.
 
-    The map is the ankle library's survey (:func:`linkage_lab.analysis.ankle_report.survey`,
+    The map is the ankle library's survey (:func:`linkage_lab.kinematics.ankle_report.survey`,
     minimum transmission over the two motors), so an ankle's transmission needs a ``geometry``
     (an :class:`~linkage_lab.kinematics.ankle_transmission.RSUAnkleTransmission`); other
     transmissions get the poses on a blank background.
     """
     from matplotlib.figure import Figure
 
-    from linkage_lab.analysis.ankle_report import survey
     from linkage_lab.io import save_figure_atomic
+    from linkage_lab.kinematics.ankle_report import survey
 
     samples = replay.samples()
     fig = Figure(figsize=(6.0 * len(samples), 4.8))

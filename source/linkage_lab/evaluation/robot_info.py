@@ -150,9 +150,18 @@ def linkage_ankles(env: Any) -> dict[str, tuple[str, str]]:
 
 def robot_name(env: Any) -> str:
     """The registered robot the env simulates, found by its policy joints."""
-    from linkage_lab.export.metadata import robot_kind
-
     return robot_kind(list(robot_of(env).joint_names))
+
+
+def robot_kind(joint_names: list[str]) -> str:
+    """The registered robot whose joints are exactly ``joint_names`` (in any order).
+
+    Raises:
+        UnknownRobot: No registered robot has those joints.
+    """
+    from linkage_lab.robots.registry import robot_for_joints
+
+    return robot_for_joints(joint_names, any_order=True).name
 
 
 def _per_joint(value: Any, n: int) -> list[float]:

@@ -9,17 +9,6 @@ from typing import Any
 METADATA_VERSION = 1
 
 
-def robot_kind(joint_names: list[str]) -> str:
-    """The registered robot whose joints are exactly ``joint_names`` (in any order).
-
-    Raises:
-        UnknownRobot: No registered robot has those joints.
-    """
-    from linkage_lab.robots.registry import robot_for_joints
-
-    return robot_for_joints(joint_names, any_order=True).name
-
-
 def observation_layout(env: Any, groups: list[str], action_joints: list[str]) -> list[dict[str, Any]]:
     """The actor's observation vector, term by term in order.
 
@@ -90,6 +79,7 @@ def policy_metadata(env: Any, agent_cfg: Any, task: str, checkpoint: str | None 
         joint_gains,
         linkage_groups,
         policy_joint_names,
+        robot_kind,
     )
 
     names = policy_joint_names(env)

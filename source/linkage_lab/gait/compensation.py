@@ -10,11 +10,14 @@ from the robot's mass model (numpy statics, no simulator): the reference for the
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import replace
 
 import torch
 
+from linkage_lab.description.model import RobotModel
 from linkage_lab.gait.biped import BipedGait, BipedGaitCfg, TorsoState
+from linkage_lab.statics.tree import STANDARD_GRAVITY, KinematicTree
 
 #: The stance leg joints that sag, and the gain group of each (``control.stiffness`` of the robot config).
 SAG_JOINTS: dict[str, str] = {
@@ -26,7 +29,9 @@ SAG_JOINTS: dict[str, str] = {
 }
 
 
-def stance_sag_compensation(cfg: BipedGaitCfg, robot: str, gravity_mps2: float | None = None) -> dict[str, float]:
+def stance_sag_compensation(
+    cfg: BipedGaitCfg, model: RobotModel, stiffness: Mapping[str, float], gravity_mps2: float | None = None
+) -> dict[str, float]:
     """Target offsets that cancel the left stance leg's static sag at mid single support (rad).
 
     The pose is the gait's own at ``ψ_L = 3π/2`` (the right foot at the top of its swing) with the
@@ -36,14 +41,11 @@ def stance_sag_compensation(cfg: BipedGaitCfg, robot: str, gravity_mps2: float |
 
     Args:
         cfg: The gait; its own ``stance_compensation_rad`` is ignored.
-        robot: The registered biped whose mass model and gains carry the stance.
+        model: The biped's serial description (its mass model carries the stance).
+        stiffness: Its position gains ``K_p`` per joint group (``hip``, ``knee``, ``ankle``; N·m/rad).
         gravity_mps2: Gravitational acceleration (m/s²); ``None`` is standard gravity.
     """
-    from linkage_lab.robots.registry import get_robot
-    from linkage_lab.statics.tree import STANDARD_GRAVITY, KinematicTree
-
-    spec = get_robot(robot)
-    tree = KinematicTree(spec.description_model())
+    tree = KinematicTree(model)
     plain = replace(cfg, stance_compensation_rad=None, step_ramp_time_s=0.0, sway_ramp_time_s=0.0)
     zeros = torch.zeros(1, dtype=torch.float64)
     torso = TorsoState(zeros, zeros, zeros, zeros, zeros, zeros)
@@ -52,7 +54,6 @@ def stance_sag_compensation(cfg: BipedGaitCfg, robot: str, gravity_mps2: float |
     targets = BipedGait(plain).joint_targets(time_s, torso, 0.0)
     frames = tree.forward_kinematics({name: float(value) for name, value in targets.items()})
     gravity = STANDARD_GRAVITY if gravity_mps2 is None else gravity_mps2
-    stiffness = spec.config().control.stiffness  # a biped's config: position gains per joint group
     return {
         joint: tree.grounded_joint_torque(frames, f"left_{joint}", gravity) / stiffness[group]
         for joint, group in SAG_JOINTS.items()

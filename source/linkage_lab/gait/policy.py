@@ -48,7 +48,7 @@ class ScriptedPolicy:
 
     Args:
         env: The (wrapped or bare) Isaac Lab env; read only.
-        gait: A :class:`BipedGait` or :class:`TrotGait`; ``None``: the robot's own (``RobotSpec.scripted_gait``).
+        gait: A :class:`BipedGait` or :class:`TrotGait` (a robot's own: ``RobotSpec.scripted_gait``).
         forward_speed_mps: The trot's forward speed; ``None`` follows the env's velocity command (m/s).
         start_delay_s: Time the robot holds its crouch before stepping (s).
     """
@@ -56,7 +56,7 @@ class ScriptedPolicy:
     def __init__(
         self,
         env: Any,
-        gait: BipedGait | TrotGait | None = None,
+        gait: BipedGait | TrotGait,
         forward_speed_mps: float | None = None,
         start_delay_s: float = 0.5,
     ):
@@ -66,10 +66,6 @@ class ScriptedPolicy:
         self.joint_names = list(term._joint_names)
         self._scale = torch.as_tensor(term._scale, device=self.env.device, dtype=torch.float32)
         self._offset = torch.as_tensor(term._offset, device=self.env.device, dtype=torch.float32)
-        if gait is None:
-            from linkage_lab.robots.registry import robot_for_joints
-
-            gait = robot_for_joints(self.joint_names, any_order=True).require("scripted_gait")(self.joint_names)
         self.gait = gait
         self.forward_speed_mps = forward_speed_mps
         self.start_delay_s = start_delay_s

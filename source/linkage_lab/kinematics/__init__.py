@@ -1,6 +1,6 @@
 """kinematics."""
 
-from linkage_lab.kinematics.ankle_transmission import RSUAnkleTransmission, rsu_ankle_transmission
+from linkage_lab.kinematics.ankle_transmission import RSUAnkleTransmission
 from linkage_lab.kinematics.rsu_ankle import (
     AnkleState,
     UnreachablePoseError,
@@ -14,9 +14,6 @@ from linkage_lab.kinematics.rsu_fk import ForwardKinematicsError, ForwardKinemat
 from linkage_lab.kinematics.rsu_geometry import (
     MotorSpec,
     RSUAnkleGeometry,
-    available_motors,
-    available_presets,
-    load_ankle_geometry,
     motor_spec,
 )
 
@@ -28,15 +25,11 @@ __all__ = [
     "RSUAnkleGeometry",
     "RSUAnkleTransmission",
     "UnreachablePoseError",
-    "available_motors",
-    "available_presets",
     "evaluate",
     "forward_kinematics",
     "ik_and_jacobian",
     "inverse_kinematics",
     "jacobian",
-    "load_ankle_geometry",
-    "rsu_ankle_transmission",
     "motor_spec",
     "transmission_quality",
 ]

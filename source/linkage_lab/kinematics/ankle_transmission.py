@@ -14,7 +14,7 @@ from linkage_lab.kinematics.rsu_ankle import (
     solve_2x2,
 )
 from linkage_lab.kinematics.rsu_fk import ForwardKinematicsResult, forward_kinematics
-from linkage_lab.kinematics.rsu_geometry import RSUAnkleGeometry, Side, load_ankle_geometry
+from linkage_lab.kinematics.rsu_geometry import RSUAnkleGeometry
 from linkage_lab.kinematics.transmission import Transmission
 
 
@@ -104,22 +104,3 @@ class RSUAnkleTransmission(Transmission):
         """
         limit = self.geometry.motor.peak_nm if limit_nm is None else limit_nm
         return clamp_to_diamond(self.jacobian(joint_pos), joint_torque, limit, mode)
-
-
-def rsu_ankle_transmission(
-    side: Side = "left",
-    preset: str | None = None,
-    motor: str | None = None,
-    fk_tol: float = 1e-9,
-    robot: str | None = None,
-) -> RSUAnkleTransmission:
-    """A robot's ankle transmission from its config's ``ankle_linkage`` section.
-
-    Args:
-        side: ``"left"`` or ``"right"`` (the mirror image in y).
-        preset: Geometry preset (ankle_linkage.md §7); ``None``: the robot's own.
-        motor: Motor model overriding the preset's (e.g. ``"rs06"``); ``None`` keeps it.
-        fk_tol: Pose tolerance of the forward kinematics (rad).
-        robot: The robot; ``None``: the one registered robot with RSU ankles.
-    """
-    return RSUAnkleTransmission(load_ankle_geometry(preset, side=side, motor=motor, robot=robot), fk_tol=fk_tol)

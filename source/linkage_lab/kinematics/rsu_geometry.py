@@ -11,7 +11,7 @@ from typing import Any, Literal
 import numpy as np
 
 from linkage_lab.config import ConfigError, deep_merge
-from linkage_lab.typed_config import positive
+from linkage_lab.typed_config import parse, positive
 
 Side = Literal["left", "right"]
 
@@ -108,57 +108,16 @@ def _rod_lengths(geometry: RSUAnkleGeometry) -> np.ndarray:
     return np.linalg.norm(tips - np.asarray(geometry.rod_end_foot_m, dtype=np.float64), axis=-1)
 
 
-#: The :class:`~linkage_lab.robots.registry.RobotSpec` field a robot with RSU ankles sets.
-RSU_ANKLE_CAPABILITY = "rsu_ankles"
-
-
-def ankle_robot(robot: str | None = None) -> str:
-    """``robot``, or when ``None`` the one registered robot with RSU ankles (an error if not exactly one)."""
-    if robot is not None:
-        return robot
-    from linkage_lab.robots.registry import sole_robot_with
-
-    return sole_robot_with(RSU_ANKLE_CAPABILITY)
-
-
-def _robot_config(robot: str | None) -> Any:
-    """The typed config of ``robot`` (or of the one robot with RSU ankles): its ``ankle_linkage`` section
-    (this module's schema: :class:`AnkleLinkageSection` plus ``presets``) and its ``motors``."""
-    from linkage_lab.robots.registry import get_robot
-
-    return get_robot(ankle_robot(robot)).config()
-
-
-def available_presets(robot: str | None = None) -> list[str]:
-    """Names of the ankle geometry presets in ``configs/robots/<robot>.yaml`` (§7), the default first."""
-    return list(_robot_config(robot).ankle_linkage.get("presets", {}))
-
-
-def default_preset(robot: str | None = None) -> str:
-    """The robot's own ankle geometry: the first preset of its config."""
-    presets = available_presets(robot)
-    if not presets:
-        raise ConfigError(f"robot {ankle_robot(robot)!r} has no ankle_linkage.presets")
-    return presets[0]
-
-
-def available_motors(robot: str | None = None) -> list[str]:
-    """Motor model names of the robot config (section ``motors``)."""
-    return list(_robot_config(robot).motors)
-
-
-def motor_spec(name: str, robot: str | None = None, motors: Mapping[str, Any] | None = None) -> MotorSpec:
+def motor_spec(name: str, motors: Mapping[str, Any]) -> MotorSpec:
     """The datasheet numbers of motor model ``name`` (case-insensitive, e.g. ``"rs03"``).
 
     Args:
         name: The motor model.
-        robot: Whose ``motors`` section; ``None``: the one robot with RSU ankles.
-        motors: The section itself (name → ``peak_nm``, ``rated_nm``, ``speed_rads``), instead of a robot's.
+        motors: A robot config's ``motors`` section (name → ``peak_nm``, ``rated_nm``, ``speed_rads``).
 
     Raises:
         ConfigError: No such motor in the robot config; the message lists the choices.
     """
-    motors = _robot_config(robot).motors if motors is None else motors
     by_upper = {key.upper(): key for key in motors}
     key = by_upper.get(name.upper())
     if key is None:
@@ -180,30 +139,6 @@ class AnkleLinkageSection:
     range_rad: dict[str, tuple[float, float]]
 
 
-def load_ankle_geometry(
-    preset: str | None = None, side: Side = "left", motor: str | None = None, robot: str | None = None
-) -> RSUAnkleGeometry:
-    """Build a robot's ankle from its config: section ``ankle_linkage`` merged with one preset.
-
-    Args:
-        preset: A key of ``ankle_linkage.presets`` (e.g. ``"narrow_rods"``); ``None``: the robot's own
-            (:func:`default_preset`).
-        side: ``"left"`` (the config's geometry) or ``"right"`` (its mirror in y).
-        motor: Motor model overriding the preset's (case-insensitive); ``None`` keeps the preset's.
-        robot: Robot config name; ``None``: the one registered robot with RSU ankles.
-
-    Returns:
-        The geometry.
-
-    Raises:
-        ConfigError: Unknown preset, side or motor, or a bad key; the message lists the choices.
-    """
-    config = _robot_config(robot)
-    return ankle_geometry(
-        config.ankle_linkage, config.motors, preset, side, motor, source=f"{ankle_robot(robot)} config"
-    )
-
-
 def ankle_geometry(
     section: Mapping[str, Any],
     motors: Mapping[str, Any],
@@ -212,7 +147,7 @@ def ankle_geometry(
     motor: str | None = None,
     source: str = "robot config",
 ) -> RSUAnkleGeometry:
-    """An ankle from a config's ``ankle_linkage`` section and ``motors`` (see :func:`load_ankle_geometry`).
+    """An ankle from a config's ``ankle_linkage`` section merged with one preset, and its ``motors``.
 
     Args:
         section: The ``ankle_linkage`` mapping: the base geometry and its ``presets``.
@@ -222,8 +157,6 @@ def ankle_geometry(
         motor: Motor model overriding the preset's.
         source: Where the section came from, for error messages.
     """
-    from linkage_lab.typed_config import parse
-
     presets = section.get("presets") or {}
     if preset is None:
         if not presets:

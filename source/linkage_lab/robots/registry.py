@@ -23,6 +23,11 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from linkage_lab.actuators.transmissions import register_transmissions
+from linkage_lab.config import load_config_file
+from linkage_lab.paths import REPO_ROOT, ROBOT_CONFIG_DIR
+from linkage_lab.typed_config import parse
+
 
 class UnknownRobot(KeyError):
     """No robot of that name (or with those joints) is registered."""
@@ -131,15 +136,10 @@ class RobotSpec:
 
 @functools.lru_cache(maxsize=32)
 def _typed_config(config_type: type, path: Path) -> Any:
-    from linkage_lab.config import load_config_file
-    from linkage_lab.typed_config import parse
-
     return parse(config_type, load_config_file(path), _display_path(path))
 
 
 def _display_path(path: Path) -> str:
-    from linkage_lab.paths import REPO_ROOT
-
     return path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else str(path)
 
 
@@ -162,14 +162,9 @@ def register_robot(spec: RobotSpec, replace: bool = False) -> RobotSpec:
             clash = set(other.transmissions) & set(spec.transmissions) if other.name != spec.name else set()
             if clash:
                 raise ValueError(f"robot {spec.name!r} registers transmission(s) {sorted(clash)} of {other.name!r}")
+        register_transmissions(spec.transmissions, f"robot {spec.name!r}", replace=replace)
         _REGISTRY[spec.name] = spec
     return spec
-
-
-def robot_transmissions() -> dict[str, Callable[..., Any]]:
-    """Every registered robot's named transmissions, name → factory ``(preset=None) -> Transmission``."""
-    _discover()
-    return {name: factory for spec in _REGISTRY.values() for name, factory in spec.transmissions.items()}
 
 
 def _discover() -> None:
@@ -246,3 +241,27 @@ def sole_robot_with(capability: str) -> str:
         have = ", ".join(found) if found else "none"
         raise MissingCapability(f"expected one registered robot with {capability!r}, found {have}: name the robot")
     return found[0]
+
+
+def robot_config_path(name: str) -> Path:
+    """The config file of robot ``name``: its registered ``RobotSpec.config_path``, else
+    ``configs/robots/<name>.yaml``."""
+    try:
+        return get_robot(name).config_path
+    except UnknownRobot:
+        return ROBOT_CONFIG_DIR / f"{name}.yaml"
+
+
+def load_robot_config(name: str) -> dict[str, Any]:
+    """Return a fresh copy of robot ``name``'s config (see :func:`robot_config_path`) as nested dicts.
+
+    Args:
+        name: Robot name, a registered robot's or one of ``configs/robots``.
+
+    Returns:
+        The parsed config. The caller may mutate it: every call returns a deep copy.
+
+    Raises:
+        ConfigError: The file is missing or not a YAML mapping.
+    """
+    return load_config_file(robot_config_path(name))

@@ -6,7 +6,7 @@ import isaaclab.sim as sim_utils
 from isaaclab_newton.sim.schemas import NewtonArticulationCfg
 from isaaclab_physx.sim.schemas import PhysxArticulationCfg, PhysxRigidBodyCfg
 
-from linkage_lab.description.build import ensure_assets
+from linkage_lab.robots.assets import ensure_assets
 
 
 def local_usd_spawn(robot: str) -> sim_utils.UsdFileCfg:

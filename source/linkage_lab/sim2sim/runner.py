@@ -296,8 +296,8 @@ def _check_request(policy: str, duration_s: float | None, sprint: bool) -> None:
 
 def _recorder(bundle: Bundle) -> Any:
     """A recorder of the run for the evaluation's offscreen renderer (the serial URDF posed from the run)."""
-    from linkage_lab.description.build import asset_paths
     from linkage_lab.evaluation.video import RolloutRecorder
+    from linkage_lab.robots.assets import asset_paths
 
     return RolloutRecorder(list(bundle.joint_names), bundle.control_period_s, asset_paths(bundle.robot)["urdf"])
 

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import torch
 
-from linkage_lab.analysis import ankle_report
-from linkage_lab.kinematics import ankle_limits
+from linkage_lab.description.model import RobotModel
+from linkage_lab.kinematics import ankle_limits, ankle_report
 from linkage_lab.kinematics.leg_ik import LEG_AXES
 from linkage_lab.kinematics.rsu_ankle import jacobian as ankle_jacobian
-from linkage_lab.kinematics.rsu_geometry import MOTOR_NAMES, ankle_robot, load_ankle_geometry
+from linkage_lab.kinematics.rsu_geometry import MOTOR_NAMES, RSUAnkleGeometry
 from linkage_lab.statics.step_up_pose import StepUpPose, StepUpPoseCfg, solve_step_up_pose
 from linkage_lab.statics.tree import STANDARD_GRAVITY, KinematicTree
 
@@ -21,10 +22,10 @@ FIT_KEYS = ("fits_worst_axis_rated", "fits_worst_pure_rated", "fits_diamond_rate
 
 
 def step_up_check(
+    model: RobotModel,
+    ankles: Mapping[str, RSUAnkleGeometry],
     cfg: StepUpPoseCfg | None = None,
-    preset: str | None = None,
     gravity_mps2: float = STANDARD_GRAVITY,
-    robot: str | None = None,
 ) -> dict[str, Any]:
     """A biped with RSU ankles standing on one foot on a step: ankle demand, capacities, motor torques.
 
@@ -42,21 +43,17 @@ def step_up_check(
       Jacobian there, each against the rated and the peak motor torque.
 
     Args:
+        model: The biped's serial description (its masses and joints).
+        ankles: Its ankle linkages by side (``"left"``, ``"right"``): any geometry preset; the masses stay
+            the model's.
         cfg: The pose parameters; ``None`` takes the defaults (an 18 cm step).
-        preset: Ankle linkage geometry preset (ankle_linkage.md §7); ``None``: the robot's own. The
-            masses stay the robot's.
         gravity_mps2: Gravitational acceleration (m/s²).
-        robot: The robot; ``None``: the one registered robot with RSU ankles.
 
     Raises:
         StepUpPoseError: The pose cannot be built.
-        ConfigError: Unknown preset.
         UnreachablePoseError: The linkage cannot reach the stance ankle's pose.
     """
-    from linkage_lab.robots.registry import get_robot
-
-    robot = ankle_robot(robot)
-    tree = KinematicTree(get_robot(robot).description_model())
+    tree = KinematicTree(model)
     pose = solve_step_up_pose(tree, cfg)
     side = pose.cfg.stance_side
     stance_torque = {name: tree.grounded_joint_torque(pose.frames, f"{side}_{name}", gravity_mps2) for name in LEG_AXES}
@@ -65,7 +62,7 @@ def step_up_check(
         [pose.joint_pos[f"{side}_ankle_pitch"], pose.joint_pos[f"{side}_ankle_roll"]], dtype=torch.float64
     )
 
-    geometry = load_ankle_geometry(preset, side, robot=robot)
+    geometry = ankles[side]
     motor = geometry.motor
     report = ankle_report.compute_report(geometry)
     axis, pure = report["worst_axis_capacity_nm"], report["worst_pure_capacity_nm"]

@@ -19,9 +19,8 @@ class UnknownTaskError(KeyError):
 
 
 def project_task_ids() -> list[str]:
-    """All registered task ids of this project, sorted."""
-    import linkage_lab.tasks  # noqa: F401  (registration side effect)
-
+    """All registered task ids of this project, sorted (importing this module imported ``linkage_lab.tasks``,
+    whose ``__init__`` registers them)."""
     return sorted(task_id for task_id in gym.registry if task_id.startswith(TASK_PREFIX))
 
 

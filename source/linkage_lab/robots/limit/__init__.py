@@ -12,12 +12,7 @@ from typing import Any
 from linkage_lab.paths import ROBOT_CONFIG_DIR
 from linkage_lab.robots.limit.config import LimitConfig
 from linkage_lab.robots.limit.joints import JOINT_IDS, JOINT_NAMES
-from linkage_lab.robots.registry import RobotSpec
-
-
-def limit_config() -> LimitConfig:
-    """The Limit's config, parsed and checked once (:class:`~linkage_lab.robots.limit.config.LimitConfig`)."""
-    return SPEC.config()
+from linkage_lab.robots.registry import RobotSpec, register_robot
 
 
 def _description(cfg: LimitConfig) -> Any:
@@ -70,7 +65,8 @@ def _leg_task() -> tuple[str, float]:
 
 
 def _task_leg_drive_cfg(model: str, physics_dt_s: float | None = None) -> Any:
-    from linkage_lab.robots.limit.s3n import TASK_PHYSICS_DT_S, task_leg_drive_cfg
+    from linkage_lab.robots.limit.articulation import task_leg_drive_cfg
+    from linkage_lab.robots.limit.s3n import TASK_PHYSICS_DT_S
 
     return task_leg_drive_cfg(model, TASK_PHYSICS_DT_S if physics_dt_s is None else physics_dt_s)
 
@@ -109,29 +105,31 @@ def _deploy_wire(chain: Any) -> Any:
     return limit_wire(chain)
 
 
-SPEC = RobotSpec(
-    name="limit",
-    config_path=ROBOT_CONFIG_DIR / "limit.yaml",
-    joint_names=JOINT_NAMES,
-    joint_ids=JOINT_IDS,
-    config_type=LimitConfig,
-    description=_description,
-    articulation=_articulation,
-    scripted_gait=_scripted_gait,
-    deploy=_deploy,
-    closed_chain=_closed_chain,
-    extras={
-        # S3N (robots/limit/s3n.py): the one leg body (from the description), its S3N parameters and drives.
-        "leg_body": _leg_body,
-        "s3n_cfg": _s3n_cfg,
-        "leg_drive_cfg": _leg_drive_cfg,
-        "leg_task": _leg_task,
-        "task_leg_drive_cfg": _task_leg_drive_cfg,
-        "leg_joint_names": _leg_joint_names,
-        "stance_mass_kg": _stance_mass_kg,
-        # sim2sim (robots/limit/sim2sim.py): the deploy module's wire records on the closed-chain model.
-        "sim2sim_io": _sim2sim_io,
-        # deploy runtime (robots/limit/wire.py): the per-motor records of its DDS wire.
-        "deploy_wire": _deploy_wire,
-    },
+SPEC = register_robot(
+    RobotSpec(
+        name="limit",
+        config_path=ROBOT_CONFIG_DIR / "limit.yaml",
+        joint_names=JOINT_NAMES,
+        joint_ids=JOINT_IDS,
+        config_type=LimitConfig,
+        description=_description,
+        articulation=_articulation,
+        scripted_gait=_scripted_gait,
+        deploy=_deploy,
+        closed_chain=_closed_chain,
+        extras={
+            # S3N (robots/limit/s3n.py): the one leg body (from the description), its S3N parameters and drives.
+            "leg_body": _leg_body,
+            "s3n_cfg": _s3n_cfg,
+            "leg_drive_cfg": _leg_drive_cfg,
+            "leg_task": _leg_task,
+            "task_leg_drive_cfg": _task_leg_drive_cfg,
+            "leg_joint_names": _leg_joint_names,
+            "stance_mass_kg": _stance_mass_kg,
+            # sim2sim (robots/limit/sim2sim.py): the deploy module's wire records on the closed-chain model.
+            "sim2sim_io": _sim2sim_io,
+            # deploy runtime (robots/limit/wire.py): the per-motor records of its DDS wire.
+            "deploy_wire": _deploy_wire,
+        },
+    )
 )

@@ -7,24 +7,25 @@ import math
 from isaaclab.actuators import DCMotorCfg
 from isaaclab.assets.articulation import ArticulationCfg
 
-from linkage_lab.actuators.linkage_actuator import LinkageActuatorCfg, linkage_actuator_cfg
-from linkage_lab.robots.limit import limit_config
-from linkage_lab.robots.limit.config import LimitConfig
+from linkage_lab.actuators.linkage_actuator import LinkageActuatorCfg, drive_cfg, linkage_actuator_cfg
+from linkage_lab.dynamics.drive import LinkageDriveCfg
+from linkage_lab.robots.limit.config import LimitConfig, limit_config
 from linkage_lab.robots.limit.joints import JOINT_NAMES, JOINT_TYPES, LEGS
+from linkage_lab.robots.limit.s3n import TASK_PHYSICS_DT_S, leg_body
 from linkage_lab.robots.spawn import local_usd_spawn
 
 #: The ``q̈`` estimate of the hip/knee explicit S3N torque: the one that wins in contact. On the whole
 #: Limit at its standing pose a loaded flat foot leaves only 10–47 % of the free leg's acceleration jump,
 #: so ``torque_predicted`` (which adds the free leg's jump) errs more than ``previous`` (which ignores it):
 #: jump ratio 1.2–2.8 for every stance leg, standing or trotting; the pinned-foot rig against the
-#: closed-chain oracle confirms the argument (``python -m linkage_lab.validation.contact_estimate``).
+#: closed-chain oracle confirms the argument (``python -m linkage_lab_experiments.validation.contact_estimate``).
 #: The price: in swing ``torque_predicted`` tracks the oracle ~10x closer (same report, README).
 LEG_ACCELERATION_ESTIMATE = "previous"
 
 
 #: The explicit torque's ``q̈`` bounded by what the leg's motors can give each joint: a touchdown's impulse, seen one
 #: step late, made explicit torques of 13-14 N·m above the 10 N·m motors (``python -m
-#: linkage_lab.validation.explicit_bound`` measures it against the pinned-foot closed-chain oracle).
+#: linkage_lab_experiments.validation.explicit_bound`` measures it against the pinned-foot closed-chain oracle).
 LEG_EXPLICIT_ACCELERATION_LIMIT = "actuator"
 
 
@@ -49,8 +50,6 @@ def leg_actuator_cfg(cfg: LimitConfig, model: str, physics_dt_s: float = 0.005) 
     The motor inertia, damping and (for ``s3n_full``) ``M_p`` are placeholders until the Limit is
     identified (see the ``s3n`` section of the config).
     """
-    from linkage_lab.robots.limit.s3n import leg_body
-
     limits = cfg.joint_limits
     s3n = cfg.s3n
     control = cfg.control
@@ -126,3 +125,9 @@ def limit_articulation_cfg(
         soft_joint_pos_limit_factor=0.95,
         actuators=actuators,
     )
+
+
+def task_leg_drive_cfg(model: str, physics_dt_s: float = TASK_PHYSICS_DT_S) -> LinkageDriveCfg:
+    """The drive config of one leg under ``model``, as the task's actuator builds it (imports Isaac Lab)."""
+    cfg = leg_actuator_cfg(limit_config(), model, physics_dt_s)
+    return drive_cfg(cfg, [float(cfg.stiffness)] * 2, [float(cfg.damping)] * 2)

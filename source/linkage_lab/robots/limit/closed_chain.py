@@ -8,7 +8,7 @@ as long as the thigh, is held by an equality ``connect`` on a lever ``r`` beyond
 link. The loop hip–crank tip–lever–knee is a parallelogram, so the knee motor angle is the lower link's
 absolute angle, ``θ_knee_motor = q_hip + q_knee`` (``J = [[1, 0], [1, 1]]``). The ankle keeps its own
 motor. Crank radius and the crank's and rod's masses are the closed-chain oracle's assumptions
-(:class:`~linkage_lab.analysis.oracle.LinkageParts`): the config has no linkage data.
+(:class:`~linkage_lab.dynamics.serial_leg.LinkageParts`): the config has no linkage data.
 """
 
 from __future__ import annotations
@@ -33,12 +33,12 @@ def limit_closed_chain(
 
     Args:
         cfg: The robot config (``None``: the registered one, ``configs/robots/limit.yaml``).
-        linkage: Crank radius and crank/rod masses (:class:`~linkage_lab.analysis.oracle.LinkageParts`);
+        linkage: Crank radius and crank/rod masses (:class:`~linkage_lab.dynamics.serial_leg.LinkageParts`);
             ``None``: the oracle's defaults (r = 25 mm, 20 g each).
         settings: MuJoCo settings (:class:`~linkage_lab.sim2sim.mjcf.SolverSettings`); ``None``: defaults.
         floating_base: A free base (``False``: welded to the world, for bench checks).
     """
-    from linkage_lab.analysis.oracle import LinkageParts
+    from linkage_lab.dynamics.serial_leg import LinkageParts
     from linkage_lab.robots.limit.description import build_limit_model
     from linkage_lab.sim2sim.mjcf import bar_inertial, robot_document
     from linkage_lab.sim2sim.model import ClosedChainModel, Linkage, Motor, Rod

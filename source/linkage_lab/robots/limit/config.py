@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from linkage_lab.robots.registry import get_robot
 from linkage_lab.typed_config import Randomization, Vector3, nonnegative, positive, within
 
 
@@ -124,3 +125,8 @@ class LimitConfig:
     s3n: S3N
     control: Control
     randomization: Randomization
+
+
+def limit_config() -> LimitConfig:
+    """The Limit's config, parsed and checked once (through the registry, which caches it)."""
+    return get_robot("limit").config()

@@ -295,7 +295,7 @@ def _per_joint(metadata: Mapping[str, Any], key: str, default: Any = None) -> tu
 
 def _robot_torque_limits() -> tuple[float, ...]:
     """Per-joint effort limits of ``configs/robots/limit.yaml`` (read at export time only)."""
-    from linkage_lab.robots.limit import limit_config
+    from linkage_lab.robots.limit.config import limit_config
 
     limits = limit_config().joint_limits
     return tuple(limits[entry.joint].effort_nm for entry in JOINT_TABLE)

@@ -9,7 +9,7 @@ from typing import Any
 from linkage_lab.gait.trot import TrotGaitCfg
 from linkage_lab.kinematics.leg_ik import LegConvention
 from linkage_lab.kinematics.leg_ik import leg_convention as sagittal_convention
-from linkage_lab.robots.limit import limit_config
+from linkage_lab.robots.limit.config import limit_config
 
 
 def leg_convention() -> LegConvention:

@@ -19,8 +19,7 @@ import numpy as np
 from linkage_lab.dynamics.drive import LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3NCfg, S3NModel
 from linkage_lab.dynamics.serial_leg import LegBody, PlanarLink
-from linkage_lab.robots.limit import limit_config
-from linkage_lab.robots.limit.config import LimitConfig
+from linkage_lab.robots.limit.config import LimitConfig, limit_config
 
 #: The task whose leg the Isaac Lab cross-checks drive, and its physics step (s).
 TASK = "LinkageLab-Velocity-Flat-Limit"
@@ -135,15 +134,6 @@ def leg_drive_cfg(model: S3NModel = "s3n_full", **overrides: Any) -> LinkageDriv
         reference_joint_pos_rad=(standing["hip"], standing["knee"]),
     )
     return replace(base, **overrides)
-
-
-def task_leg_drive_cfg(model: str, physics_dt_s: float = TASK_PHYSICS_DT_S) -> LinkageDriveCfg:
-    """The drive config of one leg under ``model``, as the task's actuator builds it (imports Isaac Lab)."""
-    from linkage_lab.actuators.linkage_actuator import drive_cfg
-    from linkage_lab.robots.limit.articulation import leg_actuator_cfg
-
-    cfg = leg_actuator_cfg(limit_config(), model, physics_dt_s)
-    return drive_cfg(cfg, [float(cfg.stiffness)] * 2, [float(cfg.damping)] * 2)
 
 
 def leg_joint_names(leg: str = DEFAULT_LEG) -> tuple[str, str, str]:

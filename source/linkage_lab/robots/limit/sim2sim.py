@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from linkage_lab.robots.limit import limit_config
+from linkage_lab.robots.limit.config import limit_config
 from linkage_lab.robots.limit.deploy import DEPLOY_FILENAME, ImuSample, JointSample, JointTarget, LimitDeployment
 from linkage_lab.robots.limit.estimator import limit_base_velocity_estimator
 from linkage_lab.robots.limit.joints import JOINT_IDS, JOINT_NAMES

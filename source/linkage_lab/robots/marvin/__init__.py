@@ -12,7 +12,7 @@ from typing import Any
 from linkage_lab.paths import ROBOT_CONFIG_DIR
 from linkage_lab.robots.marvin.config import MarvinConfig
 from linkage_lab.robots.marvin.joints import JOINT_NAMES, SIDES
-from linkage_lab.robots.registry import RobotSpec
+from linkage_lab.robots.registry import RobotSpec, register_robot
 
 
 def _description(cfg: MarvinConfig) -> Any:
@@ -93,30 +93,32 @@ def _deploy_wire(chain: Any) -> Any:
     return marvin_wire(chain)
 
 
-SPEC = RobotSpec(
-    name="marvin",
-    config_path=ROBOT_CONFIG_DIR / "marvin.yaml",
-    joint_names=JOINT_NAMES,
-    config_type=MarvinConfig,
-    description=_description,
-    articulation=_articulation,
-    transmissions={
-        "marvin_ankle_left": lambda preset=None: _ankle("left", preset),
-        "marvin_ankle_right": lambda preset=None: _ankle("right", preset),
-    },
-    scripted_gait=_scripted_gait,
-    sprint_gait=_sprint_gait,
-    deploy=_deploy,
-    closed_chain=_closed_chain,
-    rsu_ankles={side: (f"{side}_ankle_pitch", f"{side}_ankle_roll") for side in SIDES},
-    extras={
-        # The ankle armature experiments (robots/marvin/ankle_model.py).
-        "ankle_parts": _ankle_parts,
-        "ankle_drive_cfg": _ankle_drive_cfg,
-        "ankle_geometry": _ankle_geometry,
-        # sim2sim (robots/marvin/sim2sim.py): the bundle's ankle bridge on the closed-chain model.
-        "sim2sim_io": _sim2sim_io,
-        # deploy runtime (robots/marvin/wire.py): the per-motor records of its DDS wire.
-        "deploy_wire": _deploy_wire,
-    },
+SPEC = register_robot(
+    RobotSpec(
+        name="marvin",
+        config_path=ROBOT_CONFIG_DIR / "marvin.yaml",
+        joint_names=JOINT_NAMES,
+        config_type=MarvinConfig,
+        description=_description,
+        articulation=_articulation,
+        transmissions={
+            "marvin_ankle_left": lambda preset=None: _ankle("left", preset),
+            "marvin_ankle_right": lambda preset=None: _ankle("right", preset),
+        },
+        scripted_gait=_scripted_gait,
+        sprint_gait=_sprint_gait,
+        deploy=_deploy,
+        closed_chain=_closed_chain,
+        rsu_ankles={side: (f"{side}_ankle_pitch", f"{side}_ankle_roll") for side in SIDES},
+        extras={
+            # The ankle armature experiments (robots/marvin/ankle_model.py).
+            "ankle_parts": _ankle_parts,
+            "ankle_drive_cfg": _ankle_drive_cfg,
+            "ankle_geometry": _ankle_geometry,
+            # sim2sim (robots/marvin/sim2sim.py): the bundle's ankle bridge on the closed-chain model.
+            "sim2sim_io": _sim2sim_io,
+            # deploy runtime (robots/marvin/wire.py): the per-motor records of its DDS wire.
+            "deploy_wire": _deploy_wire,
+        },
+    )
 )

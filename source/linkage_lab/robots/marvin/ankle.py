@@ -11,7 +11,7 @@ ROBOT = "marvin"
 
 def ankle_transmission(side: str, preset: str | None = None) -> Any:
     """The ``side`` ankle's transmission in geometry ``preset`` (``None``: Marvin's own)."""
-    from linkage_lab.kinematics.ankle_transmission import rsu_ankle_transmission
+    from linkage_lab.robots.ankles import rsu_ankle_transmission
 
     return rsu_ankle_transmission(side=side, preset=preset, robot=ROBOT)
 

@@ -1,7 +1,7 @@
 """Marvin's ankle for the armature experiments: the rigid parts below the shin and the task's ankle drive.
 
-The generic experiments (:mod:`linkage_lab.validation.ankle_oracle`,
-:mod:`linkage_lab.validation.ankle_armature`) reach these through Marvin's ``SPEC.extras``
+The generic experiments (:mod:`linkage_lab_experiments.validation.ankle_oracle`,
+:mod:`linkage_lab_experiments.validation.ankle_armature`) reach these through Marvin's ``SPEC.extras``
 (``ankle_parts``, ``ankle_drive_cfg``, ``ankle_geometry``).
 """
 
@@ -17,8 +17,8 @@ def ankle_parts(side: str = "left") -> tuple[RawPart, RawPart]:
     """The ankle cross (pitch body) and the foot (roll body) of ``side`` from the generated description
     (the links Isaac Lab simulates)."""
     from linkage_lab.description.model import combine_solids
+    from linkage_lab.robots.marvin.config import marvin_config
     from linkage_lab.robots.marvin.description import build_marvin_model
-    from linkage_lab.robots.marvin.gait import marvin_config
 
     links = {link.name: link for link in build_marvin_model(marvin_config()).links}
     parts = []
@@ -44,7 +44,7 @@ def ankle_drive_cfg(reflected_armature: bool, dt: float = 0.005, side: str = "le
     from linkage_lab.actuators.linkage_actuator import drive_cfg
     from linkage_lab.actuators.transmissions import make_transmission
     from linkage_lab.robots.marvin.articulation import ankle_actuator_cfg
-    from linkage_lab.robots.marvin.gait import marvin_config
+    from linkage_lab.robots.marvin.config import marvin_config
 
     robot = marvin_config()
     gains = [robot.control.stiffness["ankle"]] * 2, [robot.control.damping["ankle"]] * 2
@@ -55,6 +55,6 @@ def ankle_drive_cfg(reflected_armature: bool, dt: float = 0.005, side: str = "le
 
 def ankle_geometry(side: str = "left") -> Any:
     """The ankle linkage's geometry (the config's default preset)."""
-    from linkage_lab.kinematics.rsu_geometry import load_ankle_geometry
+    from linkage_lab.robots.ankles import load_ankle_geometry
 
     return load_ankle_geometry(side=side, robot="marvin")

@@ -20,15 +20,14 @@ from isaaclab.assets.articulation import ArticulationCfg
 
 from linkage_lab.actuators.linkage_actuator import LinkageActuatorCfg, linkage_actuator_cfg
 from linkage_lab.kinematics.rsu_geometry import ankle_geometry
-from linkage_lab.robots.marvin.config import MarvinConfig
-from linkage_lab.robots.marvin.gait import marvin_config
+from linkage_lab.robots.marvin.config import MarvinConfig, marvin_config
 from linkage_lab.robots.marvin.joints import ARM_JOINTS, JOINT_NAMES, LEG_JOINTS, SIDES  # noqa: F401
 from linkage_lab.robots.spawn import local_usd_spawn
 
 ANKLE_MODES = ("diamond", "box")
 #: Whether the diamond ankle carries the two motors' pose-dependent reflected inertia
 #: ``Jᵀ(q) diag(J̄) J(q)`` (s3n.md §5) by default. Chosen against the closed-chain oracle of the ankle
-#: (``python -m linkage_lab.validation.ankle_armature``; README): over chirps about five poses of the
+#: (``python -m linkage_lab_experiments.validation.ankle_armature``; README): over chirps about five poses of the
 #: range its mean position RMSE is 0.0021 / 0.0006 rad (pitch / roll), against 0.0097 / 0.0013 with one
 #: motor's ``J̄`` per joint (half the true pitch inertia at neutral) and 0.0033 / 0.0010 with the
 #: neutral diagonal held constant.
@@ -42,7 +41,7 @@ ANKLE_ACCEL_FILTER_S = 0.01
 def ankle_box_limits():
     """The serial model's per-axis ankle limits, computed from the linkage geometry and motor."""
     from linkage_lab.kinematics.ankle_limits import box_limits
-    from linkage_lab.kinematics.rsu_geometry import load_ankle_geometry
+    from linkage_lab.robots.ankles import load_ankle_geometry
 
     return box_limits(load_ankle_geometry("marvin", side="left"))
 

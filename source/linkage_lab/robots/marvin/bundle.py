@@ -19,8 +19,8 @@ def bundle_deploy_writer(metadata: dict[str, Any]) -> DeployFiles:
     preset = metadata["ankle_preset"]
 
     from linkage_lab.deploy.base_velocity import write_estimator
+    from linkage_lab.robots.marvin.config import marvin_config
     from linkage_lab.robots.marvin.estimator import marvin_base_velocity_estimator
-    from linkage_lab.robots.marvin.gait import marvin_config
     from linkage_lab.robots.marvin.joints import JOINT_NAMES
 
     def write(out_dir: Path, metadata: dict[str, Any]) -> dict[str, str]:

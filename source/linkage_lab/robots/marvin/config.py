@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from linkage_lab.robots.registry import get_robot
 from linkage_lab.typed_config import Randomization, Vector3, nonnegative, positive
 
 
@@ -112,3 +113,8 @@ class MarvinConfig:
             for joint, spec in group.items():
                 if spec.motor != "linkage" and spec.motor not in self.motors:
                     raise ValueError(f"joint {joint}: motor {spec.motor!r} is not in motors ({', '.join(self.motors)})")
+
+
+def marvin_config() -> MarvinConfig:
+    """The Marvin's config, parsed and checked once (through the registry, which caches it)."""
+    return get_robot("marvin").config()

@@ -9,14 +9,7 @@ from typing import Any
 from linkage_lab.gait.biped_cfg import BipedGaitCfg, NaoReference, check_gait_overrides
 from linkage_lab.kinematics.leg_ik import LegConvention
 from linkage_lab.kinematics.leg_ik import leg_convention as sagittal_convention
-from linkage_lab.robots.marvin.config import MarvinConfig
-
-
-def marvin_config() -> MarvinConfig:
-    """Marvin's config, parsed and checked once."""
-    from linkage_lab.robots.marvin import SPEC
-
-    return SPEC.config()
+from linkage_lab.robots.marvin.config import MarvinConfig, marvin_config
 
 
 def leg_convention(config: MarvinConfig | None = None) -> LegConvention:

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from linkage_lab.robots.marvin.config import marvin_config
 from linkage_lab.robots.marvin.estimator import marvin_base_velocity_estimator
-from linkage_lab.robots.marvin.gait import marvin_config
 from linkage_lab.robots.marvin.joints import SIDES
 from linkage_lab.robots.marvin.race import (
     HEADING_HOLD_GAIN_PER_S,

@@ -16,8 +16,8 @@ from isaaclab_tasks.core.velocity import mdp
 from isaaclab_tasks.core.velocity.velocity_env_cfg import RewardsCfg
 from isaaclab_tasks.utils import PresetCfg
 
-from linkage_lab.robots.limit import limit_config
 from linkage_lab.robots.limit.articulation import limit_articulation_cfg, standing_height_m
+from linkage_lab.robots.limit.config import limit_config
 from linkage_lab.tasks.velocity.commands import split_command_cfg
 from linkage_lab.tasks.velocity.flat_env_cfg import LinkageVelocityFlatEnvCfg
 from linkage_lab.tasks.velocity.randomization import randomize_constants

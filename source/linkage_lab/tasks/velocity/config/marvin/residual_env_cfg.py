@@ -43,7 +43,7 @@ MARVIN_PRIOR_GAIT_OVERRIDES = {"heading_gain": 0.0}
 #: (the task's mass randomisation) falls, so the stride stops there. The stride ramps at the gait's own
 #: rate (4.5 s for 0 → 1: a 3 s ramp dropped more heavy-pelvis runs). A yaw-rate command can turn the gait
 #: through its hip yaw by ``k_ω ω_z`` per step (``env.actions.joint_pos.turn_per_yaw_rate_s``), calibrated by
-#: ``python -m linkage_lab.robots.marvin.turn`` (zero residual, 12 s, mean of the last 6 s): 0.5 s turns at
+#: ``python -m linkage_lab_experiments.turn.marvin`` (zero residual, 12 s, mean of the last 6 s): 0.5 s turns at
 #: 1.04-1.11× the command at 0.4 m/s for ±0.2 rad/s (0.3 s: 0.60-0.67×). The recipe turns at 0.7 s: a policy's
 #: corrections take a little of the gait's turn away, so iteration 1750, which learnt on 0.5 s, followed
 #: +-0.2 rad/s at 0.67-0.77× there (one of the two turning targets missed) and at 0.85-0.93× on 0.7 s (both

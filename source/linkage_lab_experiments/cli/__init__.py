@@ -1,0 +1,1 @@
+"""The experiments' ``linkage-lab`` commands (entry point group ``linkage_lab.commands``)."""

@@ -1,0 +1,355 @@
+"""The transfer table: each policy in Isaac Lab (the serial tree it was trained on) against the same
+exported bundle on the robot's closed-chain MuJoCo model, run as the robot runs it.
+
+``python -m linkage_lab_experiments.transfer [--config configs/experiments/transfer.yaml]`` does, per row of
+the config: export the checkpoint (``linkage-lab export``), the Isaac Lab acceptance sweep
+(``linkage-lab eval --sweep``: fixed commands, several envs, the task's pushes), and one sim2sim run
+per command of that sweep (:func:`~linkage_lab.sim2sim.runner.run_sim2sim`); a row with a
+``sprint_ankle`` also races the 10 m sprint in both (``linkage-lab sprint``, ``sim2sim --sprint``).
+The Isaac Lab steps run as the project's own commands in a subprocess, so this process never imports
+Isaac Lab. It writes
+``outputs/transfer/transfer.json``, ``transfer.md`` (the table) and ``transfer.png`` (tracking error
+and motor saturation, side by side).
+
+A row's policy is a checkpoint (``pretrained`` for the task's shipped one) with the training's overrides
+(its linkage model). Rows whose checkpoint is missing are reported as not trained, not skipped silently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from linkage_lab.arguments import finite_float
+from linkage_lab.paths import REPO_ROOT
+
+DEFAULT_CONFIG = REPO_ROOT / "configs" / "experiments" / "transfer.yaml"
+DEFAULT_OUT = REPO_ROOT / "outputs" / "transfer"
+#: Simulated seconds of each sim2sim run (the Isaac Lab sweep's episode length).
+DURATION_S = 20.0
+
+
+@dataclass(frozen=True)
+class Row:
+    """One policy of the table.
+
+    Attributes:
+        name: The row's label.
+        task: The velocity task it was trained on.
+        checkpoint: ``pretrained`` or a checkpoint path (relative to the repo root).
+        overrides: The training's hydra overrides (its linkage model), passed to export and eval.
+        note: What the row shows (printed in the table).
+        sim2sim_options: Options of the robot side in sim2sim (e.g. an ankle bridge mode).
+        sprint_ankle: Race the sprint too, Isaac Lab's with these ankles (``box``/``diamond``: the
+            training's); ``None``: no sprint.
+    """
+
+    name: str
+    task: str
+    checkpoint: str
+    overrides: tuple[str, ...] = ()
+    note: str = ""
+    sim2sim_options: dict[str, Any] = field(default_factory=dict)
+    sprint_ankle: str | None = None
+
+
+def load_rows(path: Path) -> list[Row]:
+    """The rows of a transfer config (``rows: [{name, task, checkpoint, overrides, note, sim2sim_options,
+    sprint_ankle}]``)."""
+    import yaml
+
+    from linkage_lab.config import ConfigError
+
+    try:
+        doc = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"transfer config {path}: {exc}") from exc
+    rows = []
+    for index, entry in enumerate((doc or {}).get("rows", [])):
+        try:
+            rows.append(
+                Row(
+                    name=str(entry["name"]),
+                    task=str(entry["task"]),
+                    checkpoint=str(entry["checkpoint"]),
+                    overrides=tuple(entry.get("overrides") or ()),
+                    note=str(entry.get("note", "")),
+                    sim2sim_options=dict(entry.get("sim2sim_options") or {}),
+                    sprint_ankle=None if entry.get("sprint_ankle") is None else str(entry["sprint_ankle"]),
+                )
+            )
+        except (KeyError, TypeError) as exc:
+            raise ConfigError(f"transfer config {path}: rows[{index}] needs name, task and checkpoint ({exc})") from exc
+    if not rows:
+        raise ConfigError(f"transfer config {path} lists no rows")
+    return rows
+
+
+def _checkpoint_available(row: Row) -> bool:
+    return row.checkpoint == "pretrained" or (REPO_ROOT / row.checkpoint).is_file()
+
+
+def _run(args: list[str], log: Path) -> None:
+    """Run a ``linkage-lab`` command, its output into ``log``; raise with the log's tail on failure."""
+    command = [sys.executable, "-m", "linkage_lab.cli.main", *args]
+    with log.open("a") as handle:
+        handle.write(f"$ linkage-lab {' '.join(args)}\n")
+        handle.flush()
+        done = subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT, cwd=REPO_ROOT, check=False)
+    if done.returncode != 0:
+        tail = "\n".join(log.read_text().splitlines()[-15:])
+        raise RuntimeError(f"linkage-lab {args[0]} failed (exit {done.returncode}); {log}:\n{tail}")
+
+
+def _isaac_case(case: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "mean_forward_speed_mps": case.get("mean_forward_speed_mps"),
+        "lin_vel_xy_rms_mps": case.get("lin_vel_xy_rms_mps"),
+        "yaw_rate_rms_radps": case.get("yaw_rate_rms_radps"),
+        "falls": case.get("falls"),
+        "episodes": case.get("episodes"),
+    }
+
+
+def _sim2sim_case(report: dict[str, Any]) -> dict[str, Any]:
+    motors = report["motor_torques"]["motors"]
+    worst = max(motors, key=lambda m: m["saturated_fraction"])
+    tracking = report["tracking"]
+    return {
+        "mean_forward_speed_mps": tracking["mean_forward_speed_mps"],
+        "lin_vel_xy_rms_mps": tracking["lin_vel_xy_rms_mps"],
+        "yaw_rate_rms_radps": tracking["yaw_rate_rms_radps"],
+        "falls": report["falls"],
+        "simulated_s": report["simulated_s"],
+        "mean_saturated_fraction": sum(m["saturated_fraction"] for m in motors) / len(motors),
+        "worst_saturated_motor": worst["name"],
+        "worst_saturated_fraction": worst["saturated_fraction"],
+        "peak_torque_ratio": max(m["peak_ratio"] for m in motors),
+    }
+
+
+#: The sprint metrics (gait.md §4) the table keeps from each simulator's race.
+SPRINT_KEYS = ("success", "time", "distance_m", "average_speed_mps", "max_lateral_offset_m", "ended_reason")
+
+
+def _sprint_row(row: Row, folder: Path, bundle: Path, log: Path, isaac: bool) -> dict[str, Any]:
+    """The row's 10 m race in Isaac Lab (``linkage-lab sprint``) and on the closed chain (``sim2sim --sprint``)."""
+    from linkage_lab.sim2sim.runner import run_sim2sim
+    from linkage_lab.sprint.runner import race_export_overrides
+
+    race_dir = folder / "isaac_sprint"
+    metrics_file = race_dir / "metrics.json"
+    if isaac or not metrics_file.is_file():
+        race = ["sprint", "--policy", row.checkpoint, "--ankle", str(row.sprint_ankle), "--out", str(race_dir)]
+        # The row's overrides but its presets: the race picks the ankle model from ``--ankle``.
+        action_overrides = [o for o in row.overrides if not o.startswith("presets=")]
+        _run([*race, "--force", *action_overrides], log)
+    isaac_metrics = json.loads(metrics_file.read_text())
+    race_overrides = race_export_overrides(row.task)
+    if race_overrides:  # the race steps the gait prior at a cadence of its own: gait.onnx must hold it
+        bundle = folder / "race_bundle"
+        export = ["export", "--task", row.task, "--checkpoint", row.checkpoint, "--out", str(bundle), "--force"]
+        _run([*export, *row.overrides, *race_overrides], log)
+    report = run_sim2sim(bundle, None, None, sprint=True, io_options=row.sim2sim_options or None)
+    return {
+        "ankle": row.sprint_ankle,
+        "isaac_lab": {key: isaac_metrics.get(key) for key in SPRINT_KEYS},
+        "sim2sim": {key: report["sprint"].get(key) for key in SPRINT_KEYS},
+    }
+
+
+def run_row(row: Row, out_dir: Path, duration_s: float = DURATION_S, isaac: bool = True) -> dict[str, Any]:
+    """Export, sweep in Isaac Lab and run sim2sim for one row; returns its entry of ``transfer.json``."""
+    from linkage_lab.sim2sim.runner import run_sim2sim
+
+    if not _checkpoint_available(row):
+        return {"name": row.name, "task": row.task, "note": row.note, "status": "not trained", "cases": []}
+    folder = out_dir / row.name
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "commands.log"
+    log.write_text("")
+    bundle = folder / "bundle"
+    export = ["export", "--task", row.task, "--checkpoint", row.checkpoint, "--out", str(bundle), "--force"]
+    _run(export + list(row.overrides), log)
+    sweep_dir = folder / "isaac"
+    sweep_file = sweep_dir / "sweep.json"
+    if isaac or not sweep_file.is_file():
+        sweep = ["eval", "--task", row.task, "--checkpoint", row.checkpoint, "--sweep", "--out", str(sweep_dir)]
+        _run([*sweep, "--force", "--no-progress", *row.overrides], log)
+    sweep_doc = json.loads(sweep_file.read_text())
+    cases = []
+    for case in sweep_doc["cases"]:
+        command = (case["command"]["lin_vel_x_mps"], case["command"]["ang_vel_z_radps"])
+        report = run_sim2sim(bundle, command, duration_s, io_options=row.sim2sim_options or None)
+        cases.append({"command": list(command), "isaac_lab": _isaac_case(case), "sim2sim": _sim2sim_case(report)})
+        print(f"  {row.name} {command}: {_line(cases[-1])}", flush=True)
+    sprint = None if row.sprint_ankle is None else _sprint_row(row, folder, bundle, log, isaac)
+    if sprint is not None:
+        print(f"  {row.name} sprint: {_sprint_line(sprint)}", flush=True)
+    return {
+        "name": row.name,
+        "task": row.task,
+        "checkpoint": row.checkpoint,
+        "overrides": list(row.overrides),
+        "note": row.note,
+        "status": "ok",
+        "isaac_lab_episodes_per_command": sweep_doc.get("episodes_per_case"),
+        "isaac_lab_num_envs": sweep_doc.get("num_envs"),
+        "sim2sim_duration_s": duration_s,
+        "cases": cases,
+        "sprint": sprint,
+    }
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def _line(case: dict[str, Any]) -> str:
+    i, s = case["isaac_lab"], case["sim2sim"]
+    return (
+        f"speed {_fmt(i['mean_forward_speed_mps'])} -> {_fmt(s['mean_forward_speed_mps'])} m/s, "
+        f"lin RMS {_fmt(i['lin_vel_xy_rms_mps'])} -> {_fmt(s['lin_vel_xy_rms_mps'])}, "
+        f"falls {i['falls']}/{i['episodes']} -> {s['falls']}, worst saturation {s['worst_saturated_fraction']:.0%}"
+    )
+
+
+def _race(metrics: dict[str, Any]) -> str:
+    if metrics["success"]:
+        return f"finished in {metrics['time']:.2f} s"
+    return f"{metrics['ended_reason']} at {metrics['distance_m']:.2f} m"
+
+
+def _sprint_line(sprint: dict[str, Any]) -> str:
+    i, s = sprint["isaac_lab"], sprint["sim2sim"]
+    return (
+        f"{_race(i)} -> {_race(s)}, max lateral offset {i['max_lateral_offset_m']:.2f} -> "
+        f"{s['max_lateral_offset_m']:.2f} m"
+    )
+
+
+def markdown_table(doc: dict[str, Any]) -> str:
+    """The table of ``transfer.json`` as Markdown: one line per row and command."""
+    head = (
+        "| policy | command (vx, wz) | speed Isaac → sim2sim (m/s) | lin-vel RMS Isaac → sim2sim (m/s) | "
+        "yaw RMS Isaac → sim2sim (rad/s) | falls Isaac → sim2sim | sim2sim motors saturated (mean / worst) |\n"
+        "|---|---|---|---|---|---|---|\n"
+    )
+    lines = []
+    for row in doc["rows"]:
+        if row["status"] != "ok":
+            lines.append(f"| {row['name']} | – | {row['status']}: {row['note']} | | | | |")
+            continue
+        for case in row["cases"]:
+            i, s = case["isaac_lab"], case["sim2sim"]
+            lines.append(
+                f"| {row['name']} | {case['command'][0]:+.1f}, {case['command'][1]:+.1f} | "
+                f"{_fmt(i['mean_forward_speed_mps'])} → {_fmt(s['mean_forward_speed_mps'])} | "
+                f"{_fmt(i['lin_vel_xy_rms_mps'])} → {_fmt(s['lin_vel_xy_rms_mps'])} | "
+                f"{_fmt(i['yaw_rate_rms_radps'])} → {_fmt(s['yaw_rate_rms_radps'])} | "
+                f"{i['falls']}/{i['episodes']} → {s['falls']}/1 | "
+                f"{s['mean_saturated_fraction']:.1%} / {s['worst_saturated_fraction']:.0%} "
+                f"({s['worst_saturated_motor']}) |"
+            )
+    table = head + "\n".join(lines) + "\n"
+    races = [row for row in doc["rows"] if row.get("sprint")]
+    if races:
+        table += (
+            "\n| policy | ankles (Isaac Lab) | sprint Isaac Lab | sprint sim2sim | "
+            "max lateral offset Isaac → sim2sim (m) |\n|---|---|---|---|---|\n"
+        )
+        for row in races:
+            i, s = row["sprint"]["isaac_lab"], row["sprint"]["sim2sim"]
+            table += (
+                f"| {row['name']} | {row['sprint']['ankle']} | {_race(i)} | {_race(s)} | "
+                f"{i['max_lateral_offset_m']:.2f} → {s['max_lateral_offset_m']:.2f} |\n"
+            )
+    return table
+
+
+def merge_rows(rows: list[Row], results: list[dict[str, Any]], previous: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The table's rows in config order: this run's results, and a previous ``transfer.json``'s entry for
+    each row this run did not redo (``--rows``)."""
+    done = {entry["name"]: entry for entry in results}
+    kept = {entry["name"]: entry for entry in (previous or {}).get("rows", [])}
+    return [done.get(row.name) or kept[row.name] for row in rows if row.name in done or row.name in kept]
+
+
+def plot(doc: dict[str, Any], path: Path) -> Path:
+    """Lin-vel RMS error (Isaac Lab vs sim2sim) and worst motor saturation per row and command (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from linkage_lab.io import save_figure_atomic
+
+    labels, isaac, sim, saturation = [], [], [], []
+    for row in doc["rows"]:
+        for case in row["cases"]:
+            labels.append(f"{row['name']}\n{case['command'][0]:+.1f},{case['command'][1]:+.1f}")
+            isaac.append(case["isaac_lab"]["lin_vel_xy_rms_mps"] or 0.0)
+            sim.append(case["sim2sim"]["lin_vel_xy_rms_mps"] or 0.0)
+            saturation.append(100.0 * case["sim2sim"]["worst_saturated_fraction"])
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(8.0, 0.55 * len(labels)), 7.5), sharex=True)
+    x = range(len(labels))
+    top.bar([v - 0.2 for v in x], isaac, 0.4, label="Isaac Lab (serial tree, trained on)")
+    top.bar([v + 0.2 for v in x], sim, 0.4, label="sim2sim (closed chain, robot-side code)")
+    top.set_ylabel("lin-vel RMS error (m/s)")
+    top.legend(loc="upper left", fontsize=8)
+    top.set_title("Transfer: the same policy in Isaac Lab and on the closed-chain MuJoCo model")
+    bottom.bar(list(x), saturation, 0.5, color="tab:red")
+    bottom.set_ylabel("worst motor saturated (% of time)")
+    bottom.set_xticks(list(x))
+    bottom.set_xticklabels(labels, rotation=90, fontsize=7)
+    fig.tight_layout()
+    return save_figure_atomic(fig, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every row of the config and write ``transfer.json``, ``transfer.md`` and ``transfer.png``."""
+    from linkage_lab.io import write_json_atomic, write_text_atomic
+
+    parser = argparse.ArgumentParser(
+        prog="python -m linkage_lab_experiments.transfer", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="rows of the table (YAML)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
+    parser.add_argument(
+        "--duration", type=finite_float, default=DURATION_S, help="simulated seconds of each sim2sim run"
+    )
+    parser.add_argument(
+        "--rows", nargs="*", default=None, help="only these rows (by name); the others keep their last results"
+    )
+    parser.add_argument(
+        "--reuse-isaac", action="store_true", help="reuse a row's Isaac Lab sweep.json when present (faster reruns)"
+    )
+    args = parser.parse_args(argv)
+    all_rows = load_rows(args.config)
+    unknown = sorted(set(args.rows or ()) - {r.name for r in all_rows})
+    if unknown:
+        parser.error(f"unknown rows {', '.join(unknown)}; the config has {', '.join(r.name for r in all_rows)}")
+    rows = [r for r in all_rows if args.rows is None or r.name in args.rows]
+    args.out.mkdir(parents=True, exist_ok=True)
+    previous_file = args.out / "transfer.json"
+    previous = json.loads(previous_file.read_text()) if args.rows is not None and previous_file.is_file() else None
+    results = []
+    for row in rows:
+        print(f"[transfer] {row.name}: {row.task} {' '.join(row.overrides)}", flush=True)
+        results.append(run_row(row, args.out, args.duration, isaac=not args.reuse_isaac))
+    doc = {"schema_version": 1, "config": str(args.config), "rows": merge_rows(all_rows, results, previous)}
+    write_json_atomic(args.out / "transfer.json", doc)
+    write_text_atomic(args.out / "transfer.md", markdown_table(doc))
+    plot(doc, args.out / "transfer.png")
+    print(markdown_table(doc))
+    print(f"[transfer] wrote {args.out}/transfer.json, transfer.md, transfer.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""Can the Limit turn? Yaw rate of a differential trot in the velocity task (Isaac Lab, one env).
+
+The Limit's legs are planar (hip, knee, ankle about parallel +y axes): a foot moves only in the
+body's sagittal plane, so a yaw rotation about the base moves every stance foot sideways, which only
+slip allows. This trots the left and right legs at different stride speeds (the scripted trot of
+:mod:`linkage_lab.gait.trot`, left legs at ``v_left``, right legs at ``v_right``), pushes off, for 6 s,
+and reports the mean body yaw rate and forward speed over the last 4 s. A rigid no-slip turn would
+give ``ω = (v_right − v_left) / w`` for a track width ``w`` of about 0.2 m.
+
+Run ``python -m linkage_lab_experiments.turn.limit [--pairs VL,VR ...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections.abc import Sequence
+
+from linkage_lab.io import strict_json
+
+TASK = "LinkageLab-Velocity-Flat-Limit"
+#: ``(v_left, v_right)`` stride speeds (m/s): a spin on the spot, and two curved walks.
+DEFAULT_PAIRS = ((-0.3, 0.3), (-0.15, 0.15), (0.1, 0.3))
+
+
+def differential_trot(pairs: Sequence[tuple[float, float]], duration_s: float = 6.0) -> list[dict]:
+    """One 1-env rollout per ``(v_left, v_right)``; mean yaw rate (rad/s) and forward speed over the last 4 s."""
+    import torch
+
+    from linkage_lab.gait.policy import ScriptedPolicy
+    from linkage_lab.robots.registry import get_robot
+    from linkage_lab.runtime import make_env
+
+    overrides = (
+        "env.events.push_robot=null",
+        "env.commands.base_velocity.ranges.lin_vel_x=[0.0,0.0]",
+        "env.commands.base_velocity.ranges.ang_vel_z=[0.0,0.0]",
+    )
+    rows = []
+    for v_left, v_right in pairs:
+        with make_env(TASK, num_envs=1, device="cpu", overrides=overrides) as (env, _):
+            env.reset()
+            unwrapped = env.unwrapped
+            joint_names = list(unwrapped.action_manager.get_term("joint_pos")._joint_names)
+            policy = ScriptedPolicy(env, get_robot("limit").require("scripted_gait")(joint_names), start_delay_s=0.3)
+            gait = policy.gait
+            right = torch.tensor([name.split("_")[0].endswith("r") for name in gait.joint_names])
+            robot = unwrapped.scene["robot"]
+            yaw_rates, speeds = [], []
+            steps = int(round(duration_s / unwrapped.step_dt))
+            for step in range(steps):
+                time_s = step * unwrapped.step_dt
+                targets = torch.where(
+                    right, gait.joint_targets(time_s, v_right, 0.3), gait.joint_targets(time_s, v_left, 0.3)
+                )
+                by_name = dict(zip(gait.joint_names, targets.unbind(-1), strict=True))
+                joint = torch.stack([by_name[name] for name in policy.joint_names], dim=-1).float()
+                env.step(policy.actions_for(joint))
+                if time_s >= duration_s - 4.0:
+                    yaw_rates.append(float(robot.data.root_ang_vel_b.torch[0, 2]))
+                    speeds.append(float(robot.data.root_lin_vel_b.torch[0, 0]))
+            rows.append(
+                {
+                    "v_left_mps": v_left,
+                    "v_right_mps": v_right,
+                    "yaw_rate_radps": statistics.mean(yaw_rates),
+                    "forward_speed_mps": statistics.mean(speeds),
+                    "no_slip_yaw_rate_radps": (v_right - v_left) / 0.2,
+                }
+            )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", nargs="+", default=None, metavar="VL,VR", help="left,right stride speeds (m/s)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    pairs = DEFAULT_PAIRS
+    if args.pairs:
+        pairs = tuple(tuple(float(v) for v in text.split(",")) for text in args.pairs)
+    rows = differential_trot(pairs)
+    if args.json:
+        print(strict_json({"results": rows}))
+        return 0
+    print(f"{'v_left':>7s} {'v_right':>8s} {'yaw rate':>9s} {'no-slip':>8s} {'forward':>8s}")
+    for row in rows:
+        print(
+            f"{row['v_left_mps']:7.2f} {row['v_right_mps']:8.2f} {row['yaw_rate_radps']:9.3f} "
+            f"{row['no_slip_yaw_rate_radps']:8.2f} {row['forward_speed_mps']:8.3f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
