@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "it). The checkpoint is checked against the task (its run's task, its observation and action sizes) "
         "before anything is written; the new folder is assembled aside and swapped in whole, and the policy it "
         "replaces moves to policies/<task>/previous/. Exit status 3 when a sweep misses its targets (the policy "
-        "is shipped all the same). Afterwards "
+        "is shipped all the same). Last, MODEL_CARD.md is generated from those files. Afterwards "
         "--checkpoint pretrained names it in eval, export, sprint and train --resume.",
     )
     parser.add_argument("--task", required=True, help="task id, e.g. LinkageLab-Velocity-Flat-Limit")
@@ -91,9 +91,29 @@ def _ship(args: argparse.Namespace, overrides: list[str]) -> int:
     print(f"shipped {checkpoint} -> {folder}")
     if (folder / PREVIOUS_DIR).is_dir():
         print(f"the policy it replaced: {folder / PREVIOUS_DIR}")
+    _write_model_card(folder)
     if passed is False:
         print("verdict: missed (see the sweeps above); exit status 3")
     return verdict_exit(passed)
+
+
+def _write_model_card(folder: Path) -> Path | None:
+    """Write the shipped folder's ``MODEL_CARD.md`` from the files just shipped; returns its path.
+
+    The card comes last, from what is in the folder; one that cannot be written leaves the policy shipped and says
+    why (``None``).
+    """
+    import sys
+
+    from linkage_lab.export.model_card import ModelCardError, write_model_card
+
+    try:
+        card = write_model_card(folder)
+    except ModelCardError as exc:
+        print(f"model card not written: {exc}", file=sys.stderr)
+        return None
+    print(f"model card: {card}")
+    return card
 
 
 def _evaluate_staged(
