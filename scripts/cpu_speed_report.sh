@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CPU speed figures of the README's "Speed on a CPU" section, each printed with its ratios by the
+# The CPU speed figures of docs/results/cpu_measurements.md, "Speed on a CPU", each printed with its ratios by the
 # repo's own bench commands. "eager" is the physics step as Isaac Lab 3.0 runs it on a CPU (no graph),
 # the project's state before the CPU graph replay; every other row is the default now.
 # Takes about 15 minutes on a 2-core CPU; run it with nothing else on the cores.

@@ -133,7 +133,7 @@ def _sim2sim_case(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-#: The sprint metrics (gait.md §4) the table keeps from each simulator's race.
+#: The sprint metrics (docs/design/gait.md §4) the table keeps from each simulator's race.
 SPRINT_KEYS = ("success", "time", "distance_m", "average_speed_mps", "max_lateral_offset_m", "ended_reason")
 
 

@@ -16,7 +16,7 @@ MARVIN = "LinkageLab-Velocity-Flat-Marvin"
 TRAIN_OVERRIDES = ["env.scene.num_envs=4", "agent.max_iterations=2", "agent.num_steps_per_env=16"]
 
 
-#: Marvin with the ``calf`` ankle geometry (ankle_linkage.md §7), selected through the ankle
+#: Marvin with the ``calf`` ankle geometry (docs/design/ankle_linkage.md §7), selected through the ankle
 #: transmissions; with the motor-armature model, whose native armature does not depend on the geometry.
 CALF_OVERRIDES = [
     "presets=motor_armature",

@@ -47,7 +47,7 @@ def test_zero_residual_walks_on_command_and_stands_on_zero(build_env, zero_actio
     and so are the pushes, and the other stresses the policy trains under: the randomised motor constants and
     ground friction, the velocity estimate's error the gait reads, and the targets' delay.
     """
-    from linkage_lab.tasks.velocity.flat_env_cfg import ACTION_CLIP
+    from linkage_lab.tasks.velocity.base_env_cfg import ACTION_CLIP
 
     # The gait's turn on a yaw-rate command, off in the recipe, at its calibrated gain (1.0x the command),
     # and a smaller residual on the hip yaws (what the zero-residual walk cannot feel; checked in the composition).

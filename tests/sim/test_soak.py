@@ -120,7 +120,7 @@ def test_soak_with_faults_matches_the_clean_run(task):
 def test_huge_and_nan_actions_are_clipped_and_held_in_the_env():
     """Through ``env.step`` itself (no runner clip): a 1e6 action is a 12, a NaN row the default pose."""
     from linkage_lab.runtime import make_env
-    from linkage_lab.tasks.velocity.flat_env_cfg import ACTION_CLIP
+    from linkage_lab.tasks.velocity.base_env_cfg import ACTION_CLIP
 
     with make_env(TASKS[0], num_envs=3, device="cpu", env_cfg_hook=_deterministic_events) as (env, _):
         unwrapped = env.unwrapped

@@ -1,4 +1,4 @@
-"""A third robot, added through the registry alone (``docs/adding_a_robot.md``): a two-leg planar walker
+"""A third robot, added through the registry alone (``docs/guide/adding_a_robot.md``): a two-leg planar walker
 with parallelogram knees, defined in ``tests/third_robot/`` (a config and one module). Its description is
 generated, its task registered and stepped, a policy trained for an iteration and exported, and what it
 lacks fails with a clear error."""

@@ -1,6 +1,6 @@
 """Marvin's ankle armature: the pose-dependent reflected inertia as a preset, and the default on evidence.
 
-The two rotors' inertia seen at the ankle joints is ``Jᵀ(q) diag(J̄) J(q)`` (s3n.md §5); here ``J`` comes
+The two rotors' inertia seen at the ankle joints is ``Jᵀ(q) diag(J̄) J(q)`` (docs/design/s3n.md §5); here ``J`` comes
 from central differences of the library's IK, independent of its analytic Jacobian, and the evidence
 from a closed-chain MuJoCo model of the ankle built from the geometry alone.
 """

@@ -1,4 +1,4 @@
-"""The 2-RSU ankle's IK, Jacobian and FK against an independent reading of ankle_linkage.md §1–§4."""
+"""The 2-RSU ankle's IK, Jacobian and FK against an independent reading of docs/design/ankle_linkage.md §1–§4."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Torque and speed limits of the 2-RSU ankle (ankle_linkage.md §5) and rod forces (§6)."""
+"""Torque and speed limits of the 2-RSU ankle (docs/design/ankle_linkage.md §5) and rod forces (§6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``linkage-lab ankle report``: JSON schema, text, errors and pictures (ankle_linkage.md §7)."""
+"""``linkage-lab ankle report``: JSON schema, text, errors and pictures (docs/design/ankle_linkage.md §7)."""
 
 from __future__ import annotations
 

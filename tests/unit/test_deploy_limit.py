@@ -108,7 +108,7 @@ def test_deploy_json_round_trip_and_defaults(tmp_path):
     assert doc["export"] == {"checkpoint": "model_100.pt"}
     config = LimitDeployConfig.load(tmp_path)
     assert config.observation_size == N_OBS and config.control_period_s == 0.02
-    # Isaac Lab's default offset; the robot config's effort limits (robots.md §1.3: 10, 10, 5 N·m).
+    # Isaac Lab's default offset; the robot config's effort limits (docs/design/robots.md §1.3: 10, 10, 5 N·m).
     assert config.action_offset == config.default_joint_pos
     assert config.default_joint_pos[:3] == (0.6, -1.2, 0.6)
     assert config.max_torque_nm == (10.0, 10.0, 5.0) * 4

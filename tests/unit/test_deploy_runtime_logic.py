@@ -22,7 +22,8 @@ def _limit_types() -> MessageTypes:
 
 def test_limit_records_carry_the_robot_notes_fields_and_ros2_type_names():
     types = _limit_types()
-    # robots.md §1.4: JointTarget id, pos, vel, kp, kd, max_tq; JointSample joint_id, pos_rad, vel_rads, tq_nnm,
+    # docs/design/robots.md §1.4: JointTarget id, pos, vel, kp, kd, max_tq;
+    # JointSample joint_id, pos_rad, vel_rads, tq_nnm,
     # cur_a, temp_c, flags, fault_code.
     assert [f.name for f in types.fields("limit_msgs/JointTarget")] == ["id", "pos", "vel", "kp", "kd", "max_tq"]
     assert [f.name for f in types.fields("limit_msgs/JointSample")] == [
@@ -171,7 +172,7 @@ def test_the_limit_knee_motor_range_is_the_sum_of_hip_and_knee_ranges(limit_cont
     controller, _ = limit_controller
     interface = controller.interface
     knee_motor = interface.motor_names.index("fl_knee_motor")
-    # q_knee_motor = q_hip + q_knee over the box [-1.2, 1.2] x [-1.57, 1.57] (robots.md §1.3).
+    # q_knee_motor = q_hip + q_knee over the box [-1.2, 1.2] x [-1.57, 1.57] (docs/design/robots.md §1.3).
     assert interface.motor_lower_rad[knee_motor] == pytest.approx(-2.77)
     assert interface.motor_upper_rad[knee_motor] == pytest.approx(2.77)
 

@@ -75,9 +75,9 @@ def _max_reach(ranges: dict[str, tuple[float, float]], default: dict[str, float]
 
 def test_action_clip_never_cuts_a_target_inside_the_joint_range():
     """``q* = q₀ + scale · a`` reaches every joint limit from the standing pose inside ±ACTION_CLIP."""
+    from linkage_lab.tasks.velocity.base_env_cfg import ACTION_CLIP
     from linkage_lab.tasks.velocity.config.limit.env_cfg import LimitFlatEnvCfg
     from linkage_lab.tasks.velocity.config.marvin.env_cfg import MarvinFlatEnvCfg
-    from linkage_lab.tasks.velocity.flat_env_cfg import ACTION_CLIP
 
     limit = load_robot_config("limit")
     limit_ranges = {j: (-v["position_rad"], v["position_rad"]) for j, v in limit["joint_limits"].items()}
@@ -100,8 +100,8 @@ def test_action_clip_never_cuts_a_target_inside_the_joint_range():
 
 def test_tasks_carry_every_guard_and_the_runner_clips_alike():
     from linkage_lab.tasks.velocity.agents import LinkageVelocityPPORunnerCfg
+    from linkage_lab.tasks.velocity.base_env_cfg import ACTION_CLIP
     from linkage_lab.tasks.velocity.config.limit.env_cfg import LimitFlatEnvCfg
-    from linkage_lab.tasks.velocity.flat_env_cfg import ACTION_CLIP
 
     cfg = LimitFlatEnvCfg()
     assert getattr(cfg.terminations, faults.NONFINITE_STATE_TERM).func is faults.NonFiniteState

@@ -60,7 +60,7 @@ def test_feet_where_the_trajectory_puts_them():
     x, z = leg_fk(targets[:, 0], targets[:, 1], cfg.thigh_length_m, cfg.shank_length_m, cfg.leg_convention)
     torch.testing.assert_close(x, torch.tensor([0.025, -0.025, -0.025, 0.025], dtype=torch.float64))
     torch.testing.assert_close(z, torch.full((4,), cfg.hip_height_m, dtype=torch.float64))
-    # The Limit's knee bends backwards: knee < 0, hip > 0 (robots.md standing pose 0.6 / −1.2).
+    # The Limit's knee bends backwards: knee < 0, hip > 0 (docs/design/robots.md standing pose 0.6 / −1.2).
     assert bool((targets[:, 1] < 0).all()) and bool((targets[:, 0] > 0).all())
 
 

@@ -1,4 +1,4 @@
-"""Config -> URDF -> USD for the Limit (robots.md §1.2-1.3) and the artifacts' freshness."""
+"""Config -> URDF -> USD for the Limit (docs/design/robots.md §1.2-1.3) and the artifacts' freshness."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from linkage_lab.robots.assets import asset_paths, generate_urdf, staleness
 pytestmark = pytest.mark.unit
 
 LEGS = ("fl", "fr", "rl", "rr")
-# robots.md §1.2: hip origins (x, y) in base_link, REP-103 (left legs at +y, rear hips at x = -0.240).
+# docs/design/robots.md §1.2: hip origins (x, y) in base_link, REP-103 (left legs at +y, rear hips at x = -0.240).
 HIP_XY = {"fl": (0.130, 0.105), "fr": (0.130, -0.105), "rl": (-0.240, 0.105), "rr": (-0.240, -0.105)}
-# robots.md §1.3: (limit rad, effort N·m, velocity rad/s).
+# docs/design/robots.md §1.3: (limit rad, effort N·m, velocity rad/s).
 LIMITS = {"hip": (1.20, 10.0, 10.0), "knee": (1.57, 10.0, 10.0), "ankle": (0.60, 5.0, 10.0)}
 
 

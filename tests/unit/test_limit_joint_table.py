@@ -1,4 +1,4 @@
-"""The Limit's canonical joint table (robots.md §1.1)."""
+"""The Limit's canonical joint table (docs/design/robots.md §1.1)."""
 
 from __future__ import annotations
 

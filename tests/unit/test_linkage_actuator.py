@@ -44,7 +44,7 @@ def test_box_limits_come_from_geometry_and_motor():
     from linkage_lab.robots.marvin.articulation import ankle_box_limits
 
     box = ankle_box_limits()
-    # robots.md §2.4 quotes ratios rounded to 0.99 / 0.67: the geometry gives them to ~0.3 %.
+    # docs/design/robots.md §2.4 quotes ratios rounded to 0.99 / 0.67: the geometry gives them to ~0.3 %.
     assert box.pitch_peak_nm == pytest.approx(118.8, rel=5e-3)
     assert box.roll_peak_nm == pytest.approx(80.4, rel=5e-3)
     assert box.pitch_rated_nm == pytest.approx(39.6, rel=5e-3)

@@ -1,4 +1,4 @@
-"""Config -> URDF -> USD for Marvin (robots.md §2): joints, masses, standing geometry, freshness."""
+"""Config -> URDF -> USD for Marvin (docs/design/robots.md §2): joints, masses, standing geometry, freshness."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from linkage_lab.robots.assets import asset_paths, generate_urdf, staleness
 pytestmark = pytest.mark.unit
 
 SIDES = ("left", "right")
-# robots.md §2.1, left leg: joint -> (axis, (lower, upper) rad).
+# docs/design/robots.md §2.1, left leg: joint -> (axis, (lower, upper) rad).
 LEFT_LEG = {
     "hip_yaw": ((0, 0, 1), (-0.6, 0.6)),
     "hip_roll": ((1, 0, 0), (-0.4, 0.6)),
@@ -25,7 +25,7 @@ LEFT_LEG = {
     "ankle_roll": ((1, 0, 0), (-0.349, 0.349)),
 }
 ARM = {"shoulder_pitch": ((0, 1, 0), (-2.5, 2.5)), "elbow": ((0, 1, 0), (0.0, 2.0))}
-# robots.md §2.3 (peak N·m, no-load rad/s) per motor, and §2.4 box limits of the serial ankle.
+# docs/design/robots.md §2.3 (peak N·m, no-load rad/s) per motor, and §2.4 box limits of the serial ankle.
 RS02, RS03, RS04 = (17.0, 42.0), (60.0, 20.4), (120.0, 20.9)
 EFFORT_VELOCITY = {
     "hip_yaw": RS03,
@@ -37,7 +37,7 @@ EFFORT_VELOCITY = {
     "shoulder_pitch": RS02,
     "elbow": RS02,
 }
-# robots.md §2.2: link masses (kg) per leg and per arm; the pelvis carries 19.0 kg.
+# docs/design/robots.md §2.2: link masses (kg) per leg and per arm; the pelvis carries 19.0 kg.
 LEG_MASSES = {
     "hip_yaw_link": 1.0,
     "hip_roll_link": 1.5,
@@ -161,7 +161,7 @@ def test_shin_mass_sits_where_the_ankle_motors_are(links, side):
     assert com[2] == pytest.approx(-0.32 + com_above_ankle, abs=1e-6)
     # Lower than a uniform shin, higher than with the motors at the ankle.
     assert -0.32 + 0.8 * 0.16 / 2.6 < com[2] < -0.16
-    # robots.md §2: about the hip (0.64 m above the ankle) the motors add ~0.47 kg·m², not 0.74.
+    # docs/design/robots.md §2: about the hip (0.64 m above the ankle) the motors add ~0.47 kg·m², not 0.74.
     inertia = links[f"{side}_shin"].find("inertial/inertia")
     iyy_hip = float(inertia.get("iyy")) + 2.6 * (com[0] ** 2 + (com[2] - 0.32) ** 2)
     structure = 0.8 * (0.32**2 / 12 + 0.48**2)

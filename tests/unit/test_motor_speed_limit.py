@@ -1,4 +1,4 @@
-"""The Limit's hip/knee motors on their torque–speed line, in motor space (ankle_linkage.md §5).
+"""The Limit's hip/knee motors on their torque–speed line, in motor space (docs/design/ankle_linkage.md §5).
 
 Each motor's available torque falls from its peak ``T`` at rest to 0 at the no-load speed ``ω₀`` while
 it drives (torque and motor speed of one sign) and stays ``T`` while it brakes; the speed is the motor's
@@ -52,13 +52,13 @@ def motor_torque(drive: LinkageDrive, push: tuple[float, float], joint_vel: tupl
 
 
 def test_limit_yaml_gives_the_motor_no_load_speed():
-    # robots.md §1.3: the GIM6010-8's one speed figure, 10 rad/s.
+    # docs/design/robots.md §1.3: the GIM6010-8's one speed figure, 10 rad/s.
     assert yaml_speed() == 10.0
 
 
 def test_half_no_load_speed_driving_gives_half_peak_torque():
     drive = saturating_limit_drive()
-    peak = 10.0  # robots.md §1.3: hip and knee effort limit per motor, N·m
+    peak = 10.0  # docs/design/robots.md §1.3: hip and knee effort limit per motor, N·m
     half = 0.5 * yaml_speed()
     # q̇ = (ω₀/2, −ω₀/2): hip motor at θ̇₁ = ω₀/2, knee motor at θ̇₂ = q̇₁ + q̇₂ = 0. Push both motors
     # forwards (θ* − θ = J (1, 0) = (1, 1)): the hip motor drives at half speed → T/2; the knee motor

@@ -369,9 +369,9 @@ def test_an_unwritable_video_path_fails_before_the_run(capsys, tmp_path):
 
 
 def test_a_video_that_cannot_be_rendered_exits_4():
-    from linkage_lab.cli.exit_codes import INCOMPLETE
     from linkage_lab.cli.video_option import video_exit
     from linkage_lab.evaluation.video import NOT_WRITTEN
+    from linkage_lab.exit_codes import INCOMPLETE
 
     assert video_exit(f"{NOT_WRITTEN} (no OpenGL)") == INCOMPLETE
     assert video_exit("video: out.mp4 (120 frames at 50 fps, ...)") == 0
@@ -534,7 +534,7 @@ def test_a_missed_sweep_exits_3_and_a_met_one_0(tmp_path, fake_evaluate, monkeyp
 
 
 def test_verdict_exit_codes():
-    from linkage_lab.cli.exit_codes import MISSED, verdict_exit
+    from linkage_lab.exit_codes import MISSED, verdict_exit
 
     assert (verdict_exit(True), verdict_exit(None), verdict_exit(False)) == (0, 0, MISSED)
     assert MISSED not in (0, 2)

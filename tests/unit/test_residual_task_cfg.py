@@ -23,8 +23,8 @@ def test_registered_next_to_the_plain_task():
 
 def test_residual_recipe():
     from linkage_lab.tasks.velocity import faults
+    from linkage_lab.tasks.velocity.base_env_cfg import ACTION_CLIP
     from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import MarvinResidualFlatEnvCfg
-    from linkage_lab.tasks.velocity.flat_env_cfg import ACTION_CLIP
     from linkage_lab.tasks.velocity.residual import ResidualGaitAction, ResidualGaitActionCfg, gait_state
 
     cfg = MarvinResidualFlatEnvCfg()

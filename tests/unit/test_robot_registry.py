@@ -33,7 +33,7 @@ def test_both_robots_are_found_with_their_joint_order():
     assert robot_for_joints(sorted(marvin.joint_names), any_order=True) is marvin
     with pytest.raises(UnknownRobot, match="in that order"):
         robot_for_joints(sorted(marvin.joint_names))
-    # The Limit's own numbering (robots.md §1.1): ids 1-12 in canonical order.
+    # The Limit's own numbering (docs/design/robots.md §1.1): ids 1-12 in canonical order.
     assert limit.joint_ids == tuple(range(1, 13)) and marvin.joint_ids is None
 
 

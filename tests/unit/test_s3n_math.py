@@ -1,4 +1,4 @@
-"""S3N math (s3n.md §1–§3) against matrices worked out by hand."""
+"""S3N math (docs/design/s3n.md §1–§3) against matrices worked out by hand."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def test_split_recombines_and_matches_eh_ex():
     torch.testing.assert_close(native, t([0.0162, 0.0]))
     torch.testing.assert_close(explicit, 0.0162 * t(E_CROSS))
     torch.testing.assert_close(torch.diag_embed(native) + explicit, increment)
-    # The hip's native share is J̄₂ E_h: hip armature J̄₁ + J̄₂, knee J̄₂ (s3n.md §3).
+    # The hip's native share is J̄₂ E_h: hip armature J̄₁ + J̄₂, knee J̄₂ (docs/design/s3n.md §3).
     torch.testing.assert_close(
         torch.diag(t([0.0162, 0.0162])) + torch.diag_embed(native), t([[0.0324, 0.0], [0.0, 0.0162]])
     )

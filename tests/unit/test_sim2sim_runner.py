@@ -165,7 +165,7 @@ def _at_rest(chain, pose=None):
 
 
 def test_limit_motor_targets_are_j_times_joint_targets(limit_bundle):
-    """The Limit's JointTargets become motor targets θ* = J q* with J = [[1, 0], [1, 1]] (robots.md §1.3):
+    """The Limit's JointTargets become motor targets θ* = J q* with J = [[1, 0], [1, 1]] (docs/design/robots.md §1.3):
     hip motor = q_hip, knee motor = q_hip + q_knee, ankle = q_ankle; motor stiffness J⁻ᵀ K J⁻¹ on the
     diagonal (hip k_h + k_k, knee k_k); the knee id's wire record carries the knee motor's angle."""
     bundle = load_bundle(limit_bundle)

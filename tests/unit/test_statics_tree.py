@@ -36,7 +36,7 @@ def test_marvin_total_mass_is_40_kg(marvin):
 
 
 def test_marvin_zero_pose_com_by_hand(marvin):
-    """Sum m·c over the config's masses, placed by hand (robots.md §2.2; pelvis frame on the hip line)."""
+    """Sum m·c over the config's masses, placed by hand (docs/design/robots.md §2.2; pelvis frame on the hip line)."""
     thigh = shin = 0.32
     ankle_z = -(thigh + shin)
     # Per leg, (mass kg, x m, z m): hip-yaw drum 0…0.08 m above the hip; hip-roll block at the hip;

@@ -1,4 +1,4 @@
-"""The stair check (robots.md §2.5): step-up pose, ankle demand, capacities and ``marvin step-up``."""
+"""The stair check (docs/design/robots.md §2.5): step-up pose, ankle demand, capacities and ``marvin step-up``."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.unit
 
 G = 9.81
 FOOT_MASS, CROSS_MASS = 0.7, 0.1
-#: Sole box centre in the foot frame (robots.md §2.2): 0.04 m ahead, 0.045 m below the ankle.
+#: Sole box centre in the foot frame (docs/design/robots.md §2.2): 0.04 m ahead, 0.045 m below the ankle.
 FOOT_COM = np.array([0.22 / 2 - 0.07, 0.0, -0.06 + 0.03 / 2])
 
 

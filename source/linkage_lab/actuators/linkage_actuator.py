@@ -210,7 +210,7 @@ class LinkageActuatorCfg(ActuatorBaseCfg):
     """``"clip"`` each motor on its own (as hardware), or ``"scale"`` (keeps the torque's direction)."""
 
     model: str = S3NCfg.model
-    """Dynamics model: ``kin_only``, ``s3n_act`` or ``s3n_full`` (s3n.md)."""
+    """Dynamics model: ``kin_only``, ``s3n_act`` or ``s3n_full`` (docs/design/s3n.md)."""
 
     reflected_inertia_kgm2: list[float] = list(S3NCfg.reflected_inertia_kgm2)
     """Reflected rotor inertia ``J̄`` per motor (kg·m²)."""

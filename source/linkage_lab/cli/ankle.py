@@ -1,4 +1,4 @@
-"""``linkage-lab ankle``: the parallel ankle's design report (ankle_linkage.md §7)."""
+"""``linkage-lab ankle``: the parallel ankle's design report (docs/design/ankle_linkage.md §7)."""
 
 from __future__ import annotations
 

@@ -49,7 +49,7 @@ def walks(report: dict[str, Any], command_mps: float, tolerance_mps: float) -> b
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from linkage_lab.cli.exit_codes import MISSED, verdict_exit
+    from linkage_lab.exit_codes import MISSED, verdict_exit
     from linkage_lab.paths import REPO_ROOT
     from linkage_lab.robots.assets import build_robot, buildable_robots
     from linkage_lab.training import train

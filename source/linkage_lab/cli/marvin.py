@@ -1,4 +1,4 @@
-"""``linkage-lab marvin``: checks of the Marvin humanoid's design (robots.md §2.5)."""
+"""``linkage-lab marvin``: checks of the Marvin humanoid's design (docs/design/robots.md §2.5)."""
 
 from __future__ import annotations
 

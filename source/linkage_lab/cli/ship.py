@@ -55,11 +55,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _ship(args: argparse.Namespace, overrides: list[str]) -> int:
-    from linkage_lab.cli.exit_codes import verdict_exit
     from linkage_lab.cli.main import CliError
     from linkage_lab.evaluation.policies import read_checkpoint, resolve_checkpoint
     from linkage_lab.evaluation.policy_check import check_checkpoint_sizes, checkpoint_sizes, task_sizes
     from linkage_lab.evaluation.sweep import parse_case
+    from linkage_lab.exit_codes import verdict_exit
     from linkage_lab.pretrained import PREVIOUS_DIR, discard_staged, install_policy, stage_policy
     from linkage_lab.runtime import resolve_configs
 

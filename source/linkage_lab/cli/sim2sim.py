@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="bundle: its policy.onnx (default); scripted: the robot's scripted gait (--sprint: its sprint gait) "
         "through the bundle's robot-side conversion",
     )
-    parser.add_argument("--sprint", action="store_true", help="the 10 m sprint of gait.md §4, refereed by its rules")
+    parser.add_argument("--sprint", action="store_true", help="the 10 m sprint (docs/design/gait.md §4), refereed")
     parser.add_argument(
         "--sweep",
         action="store_true",
@@ -265,8 +265,8 @@ def _write_verdict(
     args: argparse.Namespace, out: Any, document: dict[str, Any], write: Any, table: Any, filename: str
 ) -> int:
     """Write a judged document's output folder, print it (``--json``: the JSON) and return its verdict's exit."""
-    from linkage_lab.cli.exit_codes import MISSED, verdict_exit
     from linkage_lab.cli.main import CliError
+    from linkage_lab.exit_codes import MISSED, verdict_exit
     from linkage_lab.outputs import OutputWriteError, write_output
     from linkage_lab.sim2sim.runner import SIM2SIM_COMMAND
 

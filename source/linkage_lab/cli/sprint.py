@@ -1,4 +1,4 @@
-"""``linkage-lab sprint``: one headless 10 m race of Marvin (gait.md §4)."""
+"""``linkage-lab sprint``: one headless 10 m race of Marvin (docs/design/gait.md §4)."""
 
 from __future__ import annotations
 
@@ -105,11 +105,15 @@ def _gait_overrides(args: argparse.Namespace) -> dict[str, Any] | None:
         raise CliError(
             f"--gait must be a JSON object of gait parameters, e.g. '{{\"step_length_m\": 0.18}}'; got {args.gait}"
         )
-    from linkage_lab.gait.biped import BipedGait
-    from linkage_lab.robots.marvin.gait import marvin_sprint_gait_cfg
+    import gymnasium as gym
 
+    from linkage_lab.robots.registry import get_robot
+    from linkage_lab.sprint.runner import race_task
+
+    # The scripted gait races on the default sprint task; its registration names the robot whose gait it is.
+    robot = gym.spec(race_task(args.policy)).kwargs["robot"]
     try:
-        BipedGait(marvin_sprint_gait_cfg(**overrides))
+        get_robot(robot).require("sprint_gait")(**overrides)
     except ValueError as exc:  # unknown keys, values out of range, a trajectory out of the leg's reach
         raise CliError(f"--gait: {exc}") from exc
     return overrides

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from linkage_lab.training import TrainResult
 
-from linkage_lab.cli.exit_codes import INTERRUPTED, TERMINATED
+from linkage_lab.exit_codes import INTERRUPTED, TERMINATED
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -51,8 +51,8 @@ def check_video_file(path: Path | None, force: bool = False) -> None:
 
 def video_exit(line: str | None) -> int:
     """The exit status for a run whose video line is ``line`` (``None``: no video was asked for)."""
-    from linkage_lab.cli.exit_codes import INCOMPLETE, OK
     from linkage_lab.evaluation.video import NOT_WRITTEN
+    from linkage_lab.exit_codes import INCOMPLETE, OK
 
     return INCOMPLETE if line is not None and line.startswith(NOT_WRITTEN) else OK
 
@@ -61,7 +61,7 @@ def write_video(recorder: Any, path: Path | None, progress: bool = True, stream:
     """Render the recorded rollout and print one line: where the video is, or why there is none.
 
     Returns:
-        The exit status: 0, or :data:`~linkage_lab.cli.exit_codes.INCOMPLETE` when the video could not be made.
+        The exit status: 0, or :data:`~linkage_lab.exit_codes.INCOMPLETE` when the video could not be made.
     """
     if recorder is None or path is None:
         return 0

@@ -1,4 +1,4 @@
-"""Marvin's ankle conversion layer (ankle_linkage.md §8) as ONNX graphs: no Python needed on the robot."""
+"""Marvin's ankle conversion layer (docs/design/ankle_linkage.md §8) as ONNX graphs: no Python needed on the robot."""
 
 from __future__ import annotations
 
@@ -27,11 +27,11 @@ OPSET = 17
 DTYPE = torch.float64
 SIDES = ("left", "right")
 FUNCTIONS = ("ik", "fk", "velocity", "gains", "torque")
-#: The motor-gain mode the export uses (ankle_linkage.md §8), written into every file's metadata.
+#: The motor-gain mode the export uses (docs/design/ankle_linkage.md §8), written into every file's metadata.
 EXPORT_GAIN_MODE = "host_torque"
 
 BRIDGE_DOC = f"""\
-Ankle bridge (ankle_linkage.md §8): ONNX graphs `ankle_<side>_<function>.onnx`, side in
+Ankle bridge (docs/design/ankle_linkage.md §8): ONNX graphs `ankle_<side>_<function>.onnx`, side in
 {{left, right}} (the right ankle is the left mirrored in y), opset {OPSET}, float32 inputs and
 outputs (float64 inside), batch dimension `batch` dynamic (any B ≥ 1).
 
@@ -254,7 +254,7 @@ def export_ankle_bridge(out_dir: Path, preset: str | None = None, robot: str | N
 
     Args:
         out_dir: Output folder (created if missing).
-        preset: Ankle geometry preset of the robot's config (ankle_linkage.md §7); ``None``: its own.
+        preset: Ankle geometry preset of the robot's config (docs/design/ankle_linkage.md §7); ``None``: its own.
         robot: The robot; ``None``: the one registered robot with RSU ankles.
 
     Returns:

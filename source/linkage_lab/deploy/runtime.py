@@ -23,16 +23,16 @@ from typing import Any
 
 import numpy as np
 
-from linkage_lab.cli.exit_codes import FAULT, INTERRUPTED, OK, TERMINATED, USAGE_ERROR
 from linkage_lab.deploy.controller import DAMPING, POLICY, WAIT, Controller, SafetyCfg, Tick
 from linkage_lab.deploy.interface import RobotInterface, load_robot_side
 from linkage_lab.deploy.recording import Recorder
 from linkage_lab.deploy.transport import Bus, Received, imu_arrays, stamp_seconds, take_newest
 from linkage_lab.deploy.wire import TARGET_FIELDS, WireError, decode_samples
+from linkage_lab.exit_codes import FAULT, INTERRUPTED, OK, TERMINATED, USAGE_ERROR
 from linkage_lab.sim2sim.bundle import load_bundle
 from linkage_lab.sim2sim.sensors import Sensors
 
-#: Exit statuses of a run (``linkage-lab deploy run``; :mod:`linkage_lab.cli.exit_codes`).
+#: Exit statuses of a run (``linkage-lab deploy run``; :mod:`linkage_lab.exit_codes`).
 EXIT_DONE, EXIT_REFUSED, EXIT_FAULT, EXIT_INTERRUPTED = OK, USAGE_ERROR, FAULT, INTERRUPTED
 
 

@@ -2,7 +2,7 @@
 
 A robot names its wire in a :class:`WireSpec` (its ``deploy_wire`` extra): the ROS 2 message types of one
 tick's targets and samples (each an array of per-motor records addressed by an id), the topics, and the id of
-each motor. The records' fields are the Limit's ``JointTarget`` / ``JointSample`` (robots.md §1.4 in
+each motor. The records' fields are the Limit's ``JointTarget`` / ``JointSample`` (docs/design/robots.md §1.4 in
 ``docs/design/robots.md``): targets ``id, pos, vel, kp, kd, max_tq``; samples ``<id>, pos_rad, vel_rads, tq_nnm,
 cur_a, temp_c, flags, fault_code``. Angles are motor angles in the robot's zero pose.
 

@@ -87,7 +87,7 @@ class LinkageDriveCfg:
 
     explicit_split: ExplicitSplit = "diagonal"
     """Which share of the model's inertia increment the simulator integrates natively as armature.
-    ``paper``: the actuator part's diagonal only (s3n.md §3; all of ``ΔM_link`` explicit).
+    ``paper``: the actuator part's diagonal only (docs/design/s3n.md §3; all of ``ΔM_link`` explicit).
     ``diagonal``: the whole increment's diagonal at the reference pose (so ``diag ΔM_link`` too);
     the same total inertia, a smaller explicit loop, hence more stable. Identical for ``s3n_act``."""
 

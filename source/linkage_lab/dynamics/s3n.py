@@ -1,4 +1,4 @@
-"""S3N math: actuator and linkage inertia increments of a parallel-link leg (s3n.md §1–§3).
+"""S3N math: actuator and linkage inertia increments of a parallel-link leg (docs/design/s3n.md §1–§3).
 
 All functions are pure torch and batched: matrices are ``(..., n, n)``, vectors ``(..., n)``,
 relative angles ``(...)``. ``J`` is the transmission Jacobian (rows = motors, columns = serial
@@ -19,15 +19,15 @@ S3NModel = Literal["kin_only", "s3n_act", "s3n_full"]
 #: The three serial-simulator models, in order of fidelity.
 S3N_MODELS: tuple[str, ...] = ("kin_only", "s3n_act", "s3n_full")
 
-#: ``E_h``: the hip-diagonal part of ``ΔM_act / J̄₂`` (native armature and damping, s3n.md §3).
+#: ``E_h``: the hip-diagonal part of ``ΔM_act / J̄₂`` (native armature and damping, docs/design/s3n.md §3).
 E_HIP = ((1.0, 0.0), (0.0, 0.0))
-#: ``E_x``: the off-diagonal part of ``ΔM_act / J̄₂`` (explicit torque, s3n.md §3).
+#: ``E_x``: the off-diagonal part of ``ΔM_act / J̄₂`` (explicit torque, docs/design/s3n.md §3).
 E_CROSS = ((0.0, 1.0), (1.0, 0.0))
 
 
 @dataclass(frozen=True)
 class S3NCfg:
-    """The model the serial simulator runs and the parameters it needs (s3n.md §2).
+    """The model the serial simulator runs and the parameters it needs (docs/design/s3n.md §2).
 
     The serial link inertia uses the two-link form
     ``M_linkˢ(α) = [[a + 2b cos α, c + b cos α], [c + b cos α, c]]`` and the identified
@@ -69,7 +69,7 @@ def motor_diagonal_in_joint_space(jacobian: torch.Tensor, per_motor: torch.Tenso
 def delta_m_act(jacobian: torch.Tensor, reflected_inertia: torch.Tensor) -> torch.Tensor:
     """``ΔM_act = Jᵀ diag(J̄) J − diag(J̄)``: the actuator inertia a per-joint armature misses (kg·m²).
 
-    For ``J = [[1, 0], [1, 1]]`` this is ``[[J̄₂, J̄₂], [J̄₂, 0]]`` (s3n.md §1).
+    For ``J = [[1, 0], [1, 1]]`` this is ``[[J̄₂, J̄₂], [J̄₂, 0]]`` (docs/design/s3n.md §1).
     """
     return motor_diagonal_in_joint_space(jacobian, reflected_inertia) - torch.diag_embed(
         reflected_inertia.expand(jacobian.shape[:-1])
@@ -169,7 +169,7 @@ def split_native_explicit(increment: torch.Tensor) -> tuple[torch.Tensor, torch.
 
     The simulator takes only per-joint (diagonal) armature and damping, so the diagonal goes to
     it and the rest becomes an explicit torque. For ``ΔM_act = J̄₂ (E_h + E_x)`` this returns
-    ``(J̄₂ · diag(E_h), J̄₂ E_x)`` (s3n.md §3).
+    ``(J̄₂ · diag(E_h), J̄₂ E_x)`` (docs/design/s3n.md §3).
 
     Returns:
         ``(native, explicit)``: the diagonal ``(..., n)`` and ``increment − diag(native)``.
@@ -207,7 +207,7 @@ def integrated_inertia(cfg: S3NCfg, alpha: torch.Tensor, jacobian: torch.Tensor)
     return m_norm(m_link, jacobian.to(alpha.dtype), reflected, m_p)
 
 
-#: The S3N paper's identified and CAD values for its own quadruped leg (s3n.md §4).
+#: The S3N paper's identified and CAD values for its own quadruped leg (docs/design/s3n.md §4).
 PAPER_REFLECTED_INERTIA_KGM2 = (0.0162, 0.0162)
 PAPER_VISCOUS_DAMPING_NMS_PER_RAD = (0.0972, 0.0972)
 PAPER_MP_KGM2 = (0.04793, 0.005413, 0.02368)
@@ -215,7 +215,7 @@ PAPER_SERIAL_LINK_90DEG_KGM2 = ((0.02438, 0.00232), (0.00232, 0.00232))
 
 
 def paper_s3n_cfg(model: S3NModel = "s3n_full") -> S3NCfg:
-    """The paper's leg (s3n.md §4) as an :class:`S3NCfg`.
+    """The paper's leg (docs/design/s3n.md §4) as an :class:`S3NCfg`.
 
     The paper gives the serial link inertia only at ``α = 90°``. We take the two-link form of
     :func:`two_link_inertia`, read ``a`` and ``c`` off the 90° value and set the coupling

@@ -1,6 +1,6 @@
 """The serial hip→knee tree of one planar leg: its rigid bodies, a torch integrator, a MuJoCo model.
 
-Angles follow robots.md §1.2: rotations about +y, zero = link hanging straight down, a positive
+Angles follow docs/design/robots.md §1.2: rotations about +y, zero = link hanging straight down, a positive
 angle swings the link's far end backwards (−x). ``q = (hip, knee)``, ``α = q_knee``.
 
 Two integrators of the same tree: :class:`TorchSerialLeg` (semi-implicit Euler, batched, no
@@ -238,7 +238,7 @@ def full_mass_matrix(model, data) -> np.ndarray:
 
 @dataclass(frozen=True)
 class LinkageParts:
-    """The parts the serial tree leaves out (our assumptions: robots.md gives no linkage data).
+    """The parts the serial tree leaves out (our assumptions: docs/design/robots.md gives no linkage data).
 
     Attributes:
         crank_length_m: Crank radius ``r`` = lever above the knee (m).

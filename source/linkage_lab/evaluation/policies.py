@@ -287,7 +287,7 @@ def _onnx_loader(env: Any, agent_cfg: Any, args: Any) -> Policy:
 
 
 def _scripted_loader(env: Any, agent_cfg: Any, args: Any) -> Policy:
-    """The robot's scripted gait (gait.md), reading the robot's sensors; the trot follows the command.
+    """The robot's scripted gait (docs/design/gait.md), reading the robot's sensors; the trot follows the command.
 
     On a residual task (actions added to the task's own gait prior) it is the prior alone: zero actions.
     """

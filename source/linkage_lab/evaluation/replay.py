@@ -1,4 +1,4 @@
-"""The ankle-torque replay (ankle_linkage.md §9): commanded joint torques through the real ``J(q)``.
+"""The ankle-torque replay (docs/design/ankle_linkage.md §9): commanded joint torques through the real ``J(q)``.
 
 Each sample is one physics substep of one ankle of one env: the commanded joint torque
 ``τ_j = (τ_pitch, τ_roll)`` (N·m, before any motor limit) and the pose ``q = (pitch, roll)`` (rad)
@@ -305,7 +305,7 @@ def _fraction(count: int, total: int) -> float | None:
 
 
 def ankle_geometry_preset(transmissions: Iterable[str], robot: str | None = None) -> str:
-    """The ankle geometry preset (ankle_linkage.md §7) a set of actuator transmission names selects.
+    """The ankle geometry preset (docs/design/ankle_linkage.md §7) a set of actuator transmission names selects.
 
     ``<ankle transmission>:<preset>`` selects ``<preset>``, a bare ankle transmission the robot's own
     geometry. Without any ankle transmission (the ``box`` model drives the ankle joints through the
@@ -335,7 +335,7 @@ def rsu_ankle_replay(preset: str | None = None, robot: str | None = None, **opti
     """An :class:`AnkleReplay` of a robot's two RSU ankles (``left``, ``right``) with their motor's limits.
 
     Args:
-        preset: Ankle geometry preset (ankle_linkage.md §7); ``None``: the robot's own.
+        preset: Ankle geometry preset (docs/design/ankle_linkage.md §7); ``None``: the robot's own.
         robot: The robot; ``None``: the one registered robot with RSU ankles.
         **options: Passed to :class:`AnkleReplay` (``worst_count``, ``max_kept_samples``).
     """

@@ -57,7 +57,7 @@ def policy_metadata(env: Any, agent_cfg: Any, task: str, checkpoint: str | None 
     """The bundle's metadata (JSON-ready), read from the built env ``env`` of ``task``.
 
     Per-joint lists follow ``joint_names`` (the policy's action order; for the Limit the canonical
-    id order, robots.md §1.1). Keys: ``metadata_version``, ``linkage_lab_version``, ``task``,
+    id order, docs/design/robots.md §1.1). Keys: ``metadata_version``, ``linkage_lab_version``, ``task``,
     ``robot``, ``checkpoint``, ``control_period_s`` (s), ``physics_dt_s`` (s), ``decimation``,
     ``joint_names``, ``joint_ids`` (the Limit's canonical ids; ``None`` for other robots),
     ``default_joint_pos`` (rad), ``action_scale`` and ``action_offset`` (rad; ``q* = offset +
@@ -66,7 +66,7 @@ def policy_metadata(env: Any, agent_cfg: Any, task: str, checkpoint: str | None 
     and ``kd`` (N·m·s/rad) joint-space PD gains, ``joint_effort_limit_nm`` (per-axis reference,
     see :func:`~linkage_lab.evaluation.robot_info.joint_effort_limits`), ``linkages`` (coupled
     groups: transmission, simulated control space, motor peaks), ``ankle_preset`` (Marvin: the
-    ankle geometry preset of ankle_linkage.md §7 the ankle transmissions use, which the ankle
+    ankle geometry preset of docs/design/ankle_linkage.md §7 the ankle transmissions use, which the ankle
     bridge must use too; ``None`` for other robots), ``observation_size``,
     ``observation_layout`` (:func:`observation_layout`), ``policy_io`` (ONNX input/output).
     """

@@ -12,7 +12,7 @@ from linkage_lab.kinematics.leg_ik import LegConvention
 
 @dataclass(frozen=True)
 class NaoReference:
-    """The gait lesson's values for a 0.58 m NAO (gait.md §3), the starting point for scaling.
+    """The gait lesson's values for a 0.58 m NAO (docs/design/gait.md §3), the starting point for scaling.
 
     Attributes:
         leg_length_m: Hip-to-ankle length, thigh 0.100 + tibia 0.1029 (m).
@@ -41,7 +41,7 @@ class NaoReference:
 class BipedGaitCfg:
     """Parameters of the biped gait. Build Marvin's with :func:`marvin_gait_cfg`.
 
-    Sign conventions are those of Marvin's joints (robots.md §2.1). The sensor-side signs are
+    Sign conventions are those of Marvin's joints (docs/design/robots.md §2.1). The sensor-side signs are
     REP-103: torso roll + = leaning right, pitch + = leaning forward, yaw + = heading left.
     """
 
@@ -82,7 +82,7 @@ class BipedGaitCfg:
     """``K_ϕ``: ankle roll correction ``Δankle_roll = −K_ϕ ϕ`` (rad/rad)."""
     hip_pitch_gain: float = 0.0
     """Stance-hip torso pitch feedback ``Δhip_pitch = K_hθ θ w`` (rad/rad), ``w = ½(1 − sin ψ)`` the
-    leg's stance weight: the stance hip turns the pelvis back upright (0 = gait.md's ankle-only loop)."""
+    leg's stance weight: the stance hip turns the pelvis back upright (0 = docs/design/gait.md's ankle-only loop)."""
     stance_compensation_rad: dict[str, float] | None = None
     """Feed-forward sag compensation of the stance leg by leg joint (``hip_roll``, ``hip_pitch``, ``knee``,
     ``ankle_pitch``, ``ankle_roll``; left-leg signs, roll mirrored for the right), in rad, each times

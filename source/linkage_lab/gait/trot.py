@@ -15,7 +15,7 @@ from linkage_lab.kinematics.leg_ik import LegConvention, LegReachError, leg_ik
 class TrotGaitCfg:
     """Parameters of the trot. Build the Limit's with :func:`limit_trot_cfg`.
 
-    Joint signs follow the Limit (robots.md §1.2): all axes +y, a positive hip swings the foot
+    Joint signs follow the Limit (docs/design/robots.md §1.2): all axes +y, a positive hip swings the foot
     backwards, the knee bends backwards (knee < 0), and ``hip + knee + ankle = 0`` keeps the sole flat.
     """
 

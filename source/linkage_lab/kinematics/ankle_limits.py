@@ -1,4 +1,4 @@
-"""Torque and speed limits of the 2-RSU ankle (ankle_linkage.md §5) and its rod forces (§6).
+"""Torque and speed limits of the 2-RSU ankle (docs/design/ankle_linkage.md §5) and its rod forces (§6).
 
 All functions take the ankle Jacobian ``J = ∂φ/∂q`` (``(..., 2, 2)``, rows = motors (a, b),
 columns = (pitch, roll); see :mod:`linkage_lab.kinematics.rsu_ankle`) and work in the linkage's

@@ -1,4 +1,4 @@
-"""The ankle design report (ankle_linkage.md §7): numbers over the motion range, and its plots."""
+"""The ankle design report (docs/design/ankle_linkage.md §7): numbers over the motion range, and its plots."""
 
 from __future__ import annotations
 

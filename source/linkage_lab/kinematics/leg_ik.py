@@ -91,7 +91,7 @@ def planar_ik(
     knee_forward: bool = True,
     strict: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Two-link IK in the +y model (gait.md §2).
+    """Two-link IK in the +y model (docs/design/gait.md §2).
 
     ``d = √(x² + z²)``, ``γ = arccos((T² + L² − d²) / 2TL)`` (interior knee angle),
     ``β = arccos((T² + d² − L²) / 2Td)``, ``α = atan2(x, z)``; with ``s = +1`` for a forward
@@ -191,7 +191,7 @@ def parallelogram_motor_angles(
     knee_forward: bool = True,
     strict: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Motor angles of an equal-link parallelogram leg, both from the horizontal (gait.md §2).
+    """Motor angles of an equal-link parallelogram leg, both from the horizontal (docs/design/gait.md §2).
 
     ``D = √(x² + z²)``, ``α = arccos(D / 2L)``, ``β = asin(z / D)`` reflected (``π − β``) when
     ``x < 0``; ``S1 = β − α`` (hip motor), ``S2 = β + α`` (knee motor = absolute shank angle).
@@ -257,7 +257,7 @@ def _reach(distance: torch.Tensor, thigh: float, shank: float, strict: bool) -> 
 
 # ---- the spatial humanoid leg (numpy) -----------------------------------------------------------
 
-#: Joint axes (in the joint's own frame) the solver assumes, hip to foot (robots.md §2.1).
+#: Joint axes (in the joint's own frame) the solver assumes, hip to foot (docs/design/robots.md §2.1).
 LEG_AXES = {
     "hip_yaw": (0.0, 0.0, 1.0),
     "hip_roll": (1.0, 0.0, 0.0),

@@ -1,4 +1,4 @@
-"""Kinematics of the 2-RSU + U ankle (ankle_linkage.md §2, §4, §6): closed-form IK, Jacobian, transmission.
+"""Kinematics of the 2-RSU + U ankle (docs/design/ankle_linkage.md §2, §4, §6): closed-form IK, Jacobian, transmission.
 
 Conventions (batched over any leading shape ``...``; float32 or float64):
 

@@ -1,4 +1,4 @@
-"""Forward kinematics of the 2-RSU + U ankle (ankle_linkage.md §3): batched, warm-started Newton.
+"""Forward kinematics of the 2-RSU + U ankle (docs/design/ankle_linkage.md §3): batched, warm-started Newton.
 
 One Newton step, :func:`newton_step`, is the exportable core: :func:`forward_kinematics` iterates
 it until the error bound says done (a host check per iteration), :func:`forward_kinematics_unrolled`

@@ -1,4 +1,4 @@
-"""Geometry of Marvin's 2-RSU + U ankle (ankle_linkage.md §1): loading, presets, mirroring."""
+"""Geometry of Marvin's 2-RSU + U ankle (docs/design/ankle_linkage.md §1): loading, presets, mirroring."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class RSUAnkleGeometry:
     point ``A_i = R_y(-q_p) R_x(q_r) A0_i``. Rod lengths follow from the neutral pose.
 
     Attributes:
-        preset: Name of the geometry variant (ankle_linkage.md §7).
+        preset: Name of the geometry variant (docs/design/ankle_linkage.md §7).
         side: ``"left"`` or ``"right"`` (the mirror image in y).
         crank_radius_m: Crank radius ``r`` of both motors (m).
         rod_end_foot_m: Rod ends on the foot at zero pose, ``(A0_a, A0_b)`` (m).
@@ -129,7 +129,7 @@ def motor_spec(name: str, motors: Mapping[str, Any]) -> MotorSpec:
 
 @dataclass(frozen=True, kw_only=True)
 class AnkleLinkageSection:
-    """A robot config's ``ankle_linkage`` section merged with one preset (ankle_linkage.md §1, §7)."""
+    """A robot config's ``ankle_linkage`` section merged with one preset (docs/design/ankle_linkage.md §1, §7)."""
 
     motor: str
     crank_radius_m: float = positive()

@@ -108,7 +108,7 @@ class IdentityTransmission(ConstantJacobianTransmission):
 
 
 def parallelogram_leg() -> ConstantJacobianTransmission:
-    """The hip/knee transmission of a parallelogram leg, ``J = [[1, 0], [1, 1]]`` (s3n.md §1)."""
+    """The hip/knee transmission of a parallelogram leg, ``J = [[1, 0], [1, 1]]`` (docs/design/s3n.md §1)."""
     return ConstantJacobianTransmission(PARALLELOGRAM_LEG_JACOBIAN)
 
 

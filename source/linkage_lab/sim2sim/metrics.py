@@ -25,7 +25,7 @@ _SATURATION_TOLERANCE_NM = 1e-6
 class FallRule:
     """When the robot has fallen: base below ``height_m`` or tilted more than ``tilt_deg``.
 
-    The height is the sprint's rule (gait.md §4): the NAO's fraction of its standing torso height,
+    The height is the sprint's rule (docs/design/gait.md §4): the NAO's fraction of its standing torso height,
     :func:`~linkage_lab.sprint.rules.fall_threshold` of the base's height standing on the closed-chain
     model; the tilt catches a robot lying on its side with its base still high.
 
@@ -64,7 +64,8 @@ class FallRule:
             "base_height_below_m": self.height_m,
             "standing_base_height_m": self.standing_height_m,
             "tilt_above_deg": self.tilt_deg,
-            "rule": "base height below the sprint's fall fraction of its standing height (gait.md §4), or tilt",
+            "rule": "base height below the sprint's fall fraction of its standing height (docs/design/gait.md §4), "
+            "or tilt",
         }
 
 

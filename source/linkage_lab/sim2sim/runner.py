@@ -90,7 +90,7 @@ def _heading_hold(command: np.ndarray, sensors: Sensors, hold: dict[str, float] 
 
 
 def _race_as_it_stands(tracker: Any, reason: str) -> dict[str, Any]:
-    """The sprint's metrics (gait.md §4) of a race stopped before the referee ended it, for ``reason``."""
+    """The sprint's metrics (docs/design/gait.md §4) of a race stopped before the referee ended it, for ``reason``."""
     distance, duration = float(tracker.distance_m[0]), float(tracker.duration_s[0])
     return {
         "success": False,
@@ -203,7 +203,8 @@ def run_sim2sim(
         command: ``(v_x, ω_z)`` (m/s, rad/s), held for the run; with ``sprint``, ``None`` takes the robot
             side's race command (and its heading hold) and a value sets the forward speed.
         duration_s: Simulated time (s); with ``sprint`` ``None`` runs to the race's time limit.
-        sprint: Referee the run as the 10 m sprint (gait.md §4, :class:`~linkage_lab.sprint.rules.SprintTracker`)
+        sprint: Referee the run as the 10 m sprint (docs/design/gait.md §4,
+            :class:`~linkage_lab.sprint.rules.SprintTracker`)
             and end it when the race ends.
         policy: ``"bundle"`` (the bundle's ``policy.onnx``) or ``"scripted"`` (the robot's scripted gait, or
             its sprint gait with ``sprint``, through the bundle's robot-side conversion).

@@ -1,4 +1,4 @@
-"""The 10 m sprint's pure logic (gait.md §4): end conditions and the metrics of a run.
+"""The 10 m sprint's pure logic (docs/design/gait.md §4): end conditions and the metrics of a run.
 
 End conditions, checked at every control step; when several hold at the same step the first
 in this order wins (``ENDED_REASONS``):
@@ -152,7 +152,7 @@ class SprintTracker:
         return self.done
 
     def metrics(self, env_id: int = 0) -> dict[str, Any]:
-        """The metrics of one ended run (the ``metrics.json`` fields of gait.md §4).
+        """The metrics of one ended run (the ``metrics.json`` fields of docs/design/gait.md §4).
 
         Raises:
             RuntimeError: The run has not ended yet.

@@ -4,7 +4,7 @@ The race runs on the sprint task built on the velocity task the policy was train
 ``policy_task``): the scripted gait, ONNX files of the plain task and its checkpoints on
 the robot's default sprint task; residual-gait policies on the residual one.
 
-The referee is :class:`~linkage_lab.sprint.rules.SprintTracker` (the rules of gait.md §4); the
+The referee is :class:`~linkage_lab.sprint.rules.SprintTracker` (the rules of docs/design/gait.md §4); the
 env's own terminations (fall, lane, finish) only stop the physics. The ankle torques the policy
 commands are replayed through the real linkage (:class:`~linkage_lab.evaluation.replay.AnkleReplay`),
 the same code ``linkage-lab eval`` uses.
@@ -166,7 +166,7 @@ def run_race(
     on_step: Callable[[Any], None] | None = None,
     env_overrides: Sequence[str] = (),
 ) -> RaceRecord:
-    """Run one race headless and return its metrics (gait.md §4) plus the ankle replay summary.
+    """Run one race headless and return its metrics (docs/design/gait.md §4) plus the ankle replay summary.
 
     ``on_step`` (e.g. a :class:`~linkage_lab.evaluation.video.RolloutRecorder`) is called with the env
     after every control step that did not end the race (the env resets the robot on the step that does).

@@ -1,4 +1,4 @@
-"""The stair check of robots.md §2.5: the stance ankle's static torque on a step against its capacity."""
+"""The stair check of docs/design/robots.md §2.5: the stance ankle's static torque on a step against its capacity."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def step_up_check(
     ground and asks nothing of the ankle. The demand ``τ = (τ_pitch, τ_roll)`` is compared with
 
     * the worst-pose axis and pure-axis capacities over the ankle's range at the motor's rated
-      torque (ankle_linkage.md §5, :func:`ankle_report.compute_report`), axis by axis;
+      torque (docs/design/ankle_linkage.md §5, :func:`ankle_report.compute_report`), axis by axis;
     * the diamond at the stance ankle's pose: motor torques ``τ_m = J⁻ᵀ τ`` through the linkage
       Jacobian there, each against the rated and the peak motor torque.
 

@@ -1,4 +1,4 @@
-"""The quasi-static step-up pose: one foot on a stair step carries the whole robot (robots.md §2.5).
+"""The quasi-static step-up pose: one foot on a stair step carries the whole robot (docs/design/robots.md §2.5).
 
 World frame: origin at the stance ankle centre, +x forward (up the stairs), +y left, +z up. The
 stance foot stands flat on the step; the trailing (swing) foot stands flat on the lower floor one

@@ -1,6 +1,6 @@
 """The S3N fidelity benchmark: serial Kin-Only / S3N-Act / S3N-Full against the closed-chain oracle.
 
-Protocol (the paper's, s3n.md §4, on a robot's leg): both serial joints follow a position chirp of
+Protocol (the paper's, docs/design/s3n.md §4, on a robot's leg): both serial joints follow a position chirp of
 0.2 rad over 0.1–25 Hz about the standing pose, zero velocity targets, motor-space PD with
 ``K_p = 50 N·m/rad``, ``K_d = 1.5 N·m·s/rad`` per motor, each motor clipped at its limit, a PD update
 every 1 ms physics step and no command delay. The oracle gets the same controller on its motor

@@ -1,4 +1,4 @@
-"""Least-squares identification of a parallelogram leg's motor-space inertia ``M_p(α)`` (s3n.md §2).
+"""Least-squares identification of a parallelogram leg's motor-space inertia ``M_p(α)`` (docs/design/s3n.md §2).
 
 In motor coordinates ``θ = (θ₁, θ₂)`` (hip motor, knee motor = lower link's absolute angle) with
 ``α = θ₂ − θ₁``, the leg's kinetic energy ``½M₁₁θ̇₁² + M₁₂ cos α θ̇₁θ̇₂ + ½M₂₂θ̇₂²`` gives

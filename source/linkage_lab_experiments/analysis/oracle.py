@@ -1,4 +1,4 @@
-"""Closed-chain MuJoCo oracle of one planar parallelogram leg (s3n.md §5): the "hardware".
+"""Closed-chain MuJoCo oracle of one planar parallelogram leg (docs/design/s3n.md §5): the "hardware".
 
 Two co-axial motors at the hip: the hip motor turns the thigh; the knee motor turns a crank of
 length ``r`` pointing the other way, and a rod of the thigh's length, pinned to the crank tip,

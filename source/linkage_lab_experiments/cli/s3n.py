@@ -10,7 +10,7 @@ import sys
 from linkage_lab.arguments import finite_float
 from linkage_lab.io import strict_json
 
-#: The preset of ``s3n table`` that is not a robot: the paper's leg (s3n.md §4).
+#: The preset of ``s3n table`` that is not a robot: the paper's leg (docs/design/s3n.md §4).
 PAPER = "paper"
 
 
@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "s3n",
         help="S3N dynamics normalisation: inertia tables, fidelity vs a closed-chain oracle",
-        description="S3N (s3n.md): what the serial simulator integrates under Kin-Only, S3N-Act and "
+        description="S3N (docs/design/s3n.md): what the serial simulator integrates under Kin-Only, S3N-Act and "
         "S3N-Full, and how close each comes to a closed-chain MuJoCo model of the real leg.",
     )
     commands = parser.add_subparsers(dest="s3n_command", metavar="SUBCOMMAND", required=True)

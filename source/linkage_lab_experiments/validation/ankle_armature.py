@@ -5,7 +5,7 @@ geometry and the task's ankle drive through its registry extras.
 
 
 The two RS03 rotors reach the foot through the linkage, so their inertia in ``(pitch, roll)`` is
-``Jᵀ(q) diag(J̄) J(q)`` (s3n.md §5). At neutral ``J ≈ [[1.02, −0.67], [0.96, 0.67]]`` makes its pitch
+``Jᵀ(q) diag(J̄) J(q)`` (docs/design/s3n.md §5). At neutral ``J ≈ [[1.02, −0.67], [0.96, 0.67]]`` makes its pitch
 entry about ``2 J̄``: a serial ankle that gives each joint one motor's ``J̄`` has half the pitch inertia.
 Models of the serial ankle (all with the task's PD, diamond limits and 5 ms step):
 

@@ -1,4 +1,4 @@
-"""Closed-chain MuJoCo oracle of Marvin's 2-RSU + U ankle (s3n.md §5), and the serial ankle it judges.
+"""Closed-chain MuJoCo oracle of Marvin's 2-RSU + U ankle (docs/design/s3n.md §5), and the serial ankle it judges.
 
 The oracle is the real loop, built from the geometry alone (never from the library's IK or ``J``):
 the shin is the world; the foot hangs on the universal joint (``pitch`` about −y, then ``roll``

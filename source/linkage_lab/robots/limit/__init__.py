@@ -1,4 +1,4 @@
-"""The Limit: a 12-joint quadruped with parallel-link (parallelogram) hip/knee legs (robots.md §1).
+"""The Limit: a 12-joint quadruped with parallel-link (parallelogram) hip/knee legs (docs/design/robots.md §1).
 
 What the generic code may ask about it is :data:`SPEC`; the modules of this package hold the rest
 (joint table, description, articulation, trot, deploy files). Importing this package imports

@@ -19,7 +19,8 @@ from linkage_lab.robots.spawn import local_usd_spawn
 #: so ``torque_predicted`` (which adds the free leg's jump) errs more than ``previous`` (which ignores it):
 #: jump ratio 1.2–2.8 for every stance leg, standing or trotting; the pinned-foot rig against the
 #: closed-chain oracle confirms the argument (``python -m linkage_lab_experiments.validation.contact_estimate``).
-#: The price: in swing ``torque_predicted`` tracks the oracle ~10x closer (same report, README).
+#: The price: in swing ``torque_predicted`` tracks the oracle ~10x closer (same report,
+#: docs/results/cpu_measurements.md).
 LEG_ACCELERATION_ESTIMATE = "previous"
 
 
@@ -89,7 +90,7 @@ def limit_articulation_cfg(
 
     Args:
         cfg: The robot config; ``None``: :func:`~linkage_lab.robots.limit.limit_config`.
-        leg_model: Dynamics model of the hip/knee linkage actuator (s3n.md).
+        leg_model: Dynamics model of the hip/knee linkage actuator (docs/design/s3n.md).
         physics_dt_s: The physics step (s) the S3N terms difference velocities over.
     """
     cfg = limit_config() if cfg is None else cfg

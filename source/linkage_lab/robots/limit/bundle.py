@@ -21,7 +21,7 @@ def bundle_deploy_writer(metadata: dict[str, Any]) -> DeployFiles:
         estimator = write_estimator(out_dir, limit_base_velocity_estimator(limit_config()), JOINT_NAMES)
         return {
             str(Path(path).relative_to(out_dir)): "the Limit deploy module's config: JointTarget/JointSample "
-            "mapping by canonical joint id (robots.md §1.4)",
+            "mapping by canonical joint id (docs/design/robots.md §1.4)",
             str(estimator.relative_to(out_dir)): "the base-velocity estimator (IMU + leg kinematics + contact): "
             "leg chains in canonical joint order and its noise model (linkage_lab.deploy.base_velocity)",
         }

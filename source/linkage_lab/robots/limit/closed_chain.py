@@ -1,4 +1,4 @@
-"""The Limit with its parallelogram legs closed (robots.md §1.3), as a MuJoCo model for sim-to-sim.
+"""The Limit with its parallelogram legs closed (docs/design/robots.md §1.3), as a MuJoCo model for sim-to-sim.
 
 Made from the same serial description as the URDF/USD (:func:`build_limit_model` on the config), plus the
 parts the tree leaves out. Per leg, the hip joint is the hip motor's own joint (same axis; armature and

@@ -38,7 +38,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class JointSample:
-    """One telemetry record (robots.md §1.4).
+    """One telemetry record (docs/design/robots.md §1.4).
 
     Attributes:
         joint_id: Canonical id 1–12.
@@ -63,7 +63,7 @@ class JointSample:
 
 @dataclass(frozen=True)
 class JointTarget:
-    """One command record (robots.md §1.4), in wire angles.
+    """One command record (docs/design/robots.md §1.4), in wire angles.
 
     Attributes:
         id: Canonical id 1–12.

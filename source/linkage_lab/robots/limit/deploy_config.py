@@ -23,7 +23,7 @@ DEPLOY_FORMAT = "linkage_lab/limit_deploy"
 DEPLOY_VERSION = 1
 DEPLOY_FILENAME = "deploy.json"
 NUM_JOINTS = len(JOINT_IDS)
-#: The parallelogram leg, ``q^p = J q^s`` per leg on (hip, knee) (robots.md §1.3).
+#: The parallelogram leg, ``q^p = J q^s`` per leg on (hip, knee) (docs/design/robots.md §1.3).
 HIP_KNEE_JACOBIAN = PARALLELOGRAM_LEG_JACOBIAN
 #: Observation terms the deployment can build, with their sizes; aliases are Isaac Lab's term functions.
 OBSERVATION_SIZES = {
@@ -48,7 +48,7 @@ shank through a parallelogram, so its encoder measures the shank's absolute angl
 q^p = J q^s per leg, J = [[1, 0], [1, 1]] on (hip, knee); the ankle motor is serial.
 
 wire_angles = "motor" (default): a record's pos/vel/tq for a knee id are the knee MOTOR's
-(what its encoder measures, hip + knee), as robots.md §1.4 reads ("actual angle ... per joint
+(what its encoder measures, hip + knee), as docs/design/robots.md §1.4 reads ("actual angle ... per joint
 id"). Decoding: q_knee = θ_knee_motor − θ_hip, q̇ likewise, τ^s = Jᵀ τ^p. Encoding: θ* = J q*.
 max_tq is the motor's own clamp (the simulator's per-motor peak torque, same numbers).
 wire_angles = "joint": firmware converts, the wire carries serial joint values unchanged.
@@ -64,7 +64,7 @@ fold-in; not exact (joint stiffness Jᵀ diag(K_m) J = [[k_h + 2k_k, k_k], [k_k,
 of diag(k_h, k_k)). Copying joint kp/kd to the motors is never done.
 
 Encoder table. Per id, model angle = sign × (wire − offset_rad), rates and torques × sign;
-identity by default. offset_rad is the wire reading at the model's zero pose (robots.md §1.2).
+identity by default. offset_rad is the wire reading at the model's zero pose (docs/design/robots.md §1.2).
 """
 
 

@@ -1,4 +1,4 @@
-"""The Limit's canonical joint table (robots.md §1.1): the one numbering every interface uses.
+"""The Limit's canonical joint table (docs/design/robots.md §1.1): the one numbering every interface uses.
 
 ``joint_id = 1 + 3 * leg_index + joint_index`` with legs FL, FR, RL, RR and joints hip, knee,
 ankle. Names are ``{leg}_{joint}``. Policy actions and observations, logs and exported files

@@ -1,5 +1,5 @@
 """The Limit's leg for S3N: its serial leg bodies from the generated description, its S3N parameters
-and its hip/knee drive (s3n.md, robots.md §1.2).
+and its hip/knee drive (docs/design/s3n.md, docs/design/robots.md §1.2).
 
 There is one leg body: the links of the description the URDF/USD is generated from, so the S3N
 tables, the fidelity benchmark and the task's actuator all see the inertia the simulator integrates.
@@ -33,7 +33,7 @@ _PlanarPart = tuple[float, np.ndarray, float]
 def _rotate_xz(point: Sequence[float], angle: float) -> np.ndarray:
     """``(x, z)`` of a point of a child frame turned by ``angle`` (rad) about +y, in its parent frame.
 
-    A positive angle swings a point below the axis towards −x (robots.md §1.2).
+    A positive angle swings a point below the axis towards −x (docs/design/robots.md §1.2).
     """
     c, s = math.cos(angle), math.sin(angle)
     return np.array([c * point[0] + s * point[1], -s * point[0] + c * point[1]])

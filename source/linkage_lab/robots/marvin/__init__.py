@@ -1,4 +1,4 @@
-"""Marvin: a 1.44 m humanoid whose ankles are two-motor parallel RSU linkages (robots.md §2).
+"""Marvin: a 1.44 m humanoid whose ankles are two-motor parallel RSU linkages (docs/design/robots.md §2).
 
 What the generic code may ask about it is :data:`SPEC`; the modules of this package hold the rest
 (joint order, description, articulation, ankle, gaits, deploy files). Importing this package imports

@@ -1,7 +1,7 @@
 """Marvin as an Isaac Lab articulation, read from ``configs/robots/marvin.yaml``.
 
 The ankle is two serial joints (pitch then roll) driven by one :class:`LinkageActuator` per robot
-in one of two modes (robots.md §2.4, ankle_linkage.md §5):
+in one of two modes (docs/design/robots.md §2.4, docs/design/ankle_linkage.md §5):
 
 * ``box``: the linkage-ratio limits of the serial model — per-axis torque ``2 T ratio`` and speed
   ``ω₀ / ratio``, independent of each other and of the pose;
@@ -26,8 +26,9 @@ from linkage_lab.robots.spawn import local_usd_spawn
 
 ANKLE_MODES = ("diamond", "box")
 #: Whether the diamond ankle carries the two motors' pose-dependent reflected inertia
-#: ``Jᵀ(q) diag(J̄) J(q)`` (s3n.md §5) by default. Chosen against the closed-chain oracle of the ankle
-#: (``python -m linkage_lab_experiments.validation.ankle_armature``; README): over chirps about five poses of the
+#: ``Jᵀ(q) diag(J̄) J(q)`` (docs/design/s3n.md §5) by default. Chosen against the closed-chain oracle of the ankle
+#: (``python -m linkage_lab_experiments.validation.ankle_armature``; docs/results/cpu_measurements.md): over chirps
+#: about five poses of the
 #: range its mean position RMSE is 0.0021 / 0.0006 rad (pitch / roll), against 0.0097 / 0.0013 with one
 #: motor's ``J̄`` per joint (half the true pitch inertia at neutral) and 0.0033 / 0.0010 with the
 #: neutral diagonal held constant.

@@ -34,7 +34,7 @@ def bundle_deploy_writer(metadata: dict[str, Any]) -> DeployFiles:
         )
         return files
 
-    # How the ankle's joint-space PD reaches the motors on the robot (ankle_linkage.md §8): never by
+    # How the ankle's joint-space PD reaches the motors on the robot (docs/design/ankle_linkage.md §8): never by
     # copying joint kp/kd to the motors.
     extra = {
         "ankle_bridge": f"{ANKLE_BRIDGE_DIR}/ankle_<side>_<function>.onnx",

@@ -1,4 +1,4 @@
-"""Marvin with its 2-RSU + U ankles closed (ankle_linkage.md §1), as a MuJoCo model for sim-to-sim.
+"""Marvin with its 2-RSU + U ankles closed (docs/design/ankle_linkage.md §1), as a MuJoCo model for sim-to-sim.
 
 Made from the same serial description as the URDF/USD (:func:`build_marvin_model` on the config), plus
 what the tree leaves out. The hips, knees and arms stay motor joints (their motor's armature). Each ankle's
@@ -66,7 +66,7 @@ def marvin_closed_chain(
 
     Args:
         cfg: The robot config (``None``: the registered one, ``configs/robots/marvin.yaml``).
-        preset: Ankle geometry preset (ankle_linkage.md §7); ``None``: the robot's own.
+        preset: Ankle geometry preset (docs/design/ankle_linkage.md §7); ``None``: the robot's own.
         crank_mass_kg: Mass of a crank, a bar from the motor axis to the tip (kg; not in the config).
         rod_mass_kg: Mass of a rod (kg; not in the config). Light but not zero: a massless body on a ball
             joint leaves the loop closure's solve ill-conditioned.

@@ -1,4 +1,4 @@
-"""Marvin's description (robots.md §2), generated from ``configs/robots/marvin.yaml``.
+"""Marvin's description (docs/design/robots.md §2), generated from ``configs/robots/marvin.yaml``.
 
 17 links and 16 revolute joints. The base link ``pelvis`` carries the torso, head and battery;
 its frame sits on the hip line, midway between the hips, 0.70 m above the sole in the zero pose.
@@ -106,7 +106,7 @@ def _leg_links(cfg: MarvinConfig, side: str) -> list[Link]:
 def _joint_limits(cfg: MarvinConfig) -> dict[str, tuple[float, float]]:
     """``(effort N·m, velocity rad/s)`` per joint type: motor peak torque and no-load speed.
 
-    The ankle joints (motor ``linkage``) take the linkage's box limits (robots.md §2.4):
+    The ankle joints (motor ``linkage``) take the linkage's box limits (docs/design/robots.md §2.4):
     ``2 T_peak ratio`` and ``ω₀ / ratio`` at the neutral lever ratios. The linkage geometry is
     read by the ankle library from ``cfg``'s ``ankle_linkage`` section (its own preset, the first).
     """
@@ -131,7 +131,7 @@ def build_marvin_model(cfg: MarvinConfig) -> RobotModel:
     geom = cfg.geometry
     thigh, shin = float(geom.thigh_length_m), float(geom.shin_length_m)
     if abs(thigh + shin + float(geom.ankle_height_m) - float(geom.hip_height_m)) > 1e-9:
-        raise ValueError("thigh + shin + ankle height must equal the hip height (robots.md §2.2)")
+        raise ValueError("thigh + shin + ankle height must equal the hip height (docs/design/robots.md §2.2)")
     limits = _joint_limits(cfg)
     masses = cfg.masses_kg
 

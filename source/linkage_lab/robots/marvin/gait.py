@@ -1,4 +1,4 @@
-"""Marvin's scripted walk and sprint settings: the NAO lesson scaled to Marvin's legs (gait.md §3)."""
+"""Marvin's scripted walk and sprint settings: the NAO lesson scaled to Marvin's legs (docs/design/gait.md §3)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def leg_convention(config: MarvinConfig | None = None) -> LegConvention:
 
 
 def marvin_gait_cfg(reference: NaoReference | None = None, **overrides: Any) -> BipedGaitCfg:
-    """Marvin's gait parameters: the NAO lesson scaled to Marvin's legs (gait.md §3).
+    """Marvin's gait parameters: the NAO lesson scaled to Marvin's legs (docs/design/gait.md §3).
 
     Lengths scale with the leg-length ratio ``k = (T + L)_Marvin / leg_NAO`` (0.64 / 0.2029 ≈ 3.15),
     frequencies with ``√(g / leg)``, i.e. by ``1/√k``, and times (``K_θ̇``) by ``√k``. Geometry,
@@ -81,7 +81,7 @@ def marvin_joint_limits(config: MarvinConfig) -> dict[str, tuple[float, float]]:
 #:   a planted foot (the lesson's sign tipped it over); the weight shift is on from the first step.
 #:
 #: The numbers are the best of a random search over these terms (3 decimals as found), then checked
-#: by perturbing every parameter at once (see the README for the measured spread); the 4.5 s step
+#: by perturbing every parameter at once (see docs/results/policy_histories.md for the measured spread); the 4.5 s step
 #: ramp (instead of 3 s) raised the share of perturbed variants that finish from 68 % to 83 %.
 MARVIN_SPRINT_GAIT: dict[str, Any] = {
     "hip_height_m": 0.572,

@@ -1,4 +1,4 @@
-"""Marvin's joints and their policy order (robots.md §2): torch-free, for the robot-side code too."""
+"""Marvin's joints and their policy order (docs/design/robots.md §2): torch-free, for the robot-side code too."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Marvin's race commands (gait.md §4), torch-free: the sprint tasks and the sim-to-sim robot side share them."""
+"""Marvin's race commands (docs/design/gait.md §4), torch-free.
+
+The sprint tasks and the sim-to-sim robot side share them.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,8 @@ RACE_COMMAND_MPS = 0.5
 #: :data:`RESIDUAL_RACE_GAIT_FREQUENCY_HZ`. The prior's steps keep their length, so at that cadence 0.8 m/s asks
 #: for the stride scale 0.75, inside the 0-0.8 the policy trained on at the gait's own 0.88 Hz (0.8 m/s at
 #: 0.88 Hz would ask for more than the top stride and fell in 2 of 8 Isaac Lab episodes). The policy's speed
-#: command is above its training range (0-0.6 m/s); it was measured, not assumed, to follow it (README, "Marvin").
+#: command is above its training range (0-0.6 m/s); it was measured, not assumed, to follow it
+#: (docs/results/policy_histories.md, "Marvin").
 RESIDUAL_RACE_COMMAND_MPS = 0.8
 #: The residual race's gait cadence (Hz; ``ResidualGaitActionCfg.frequency_hz``), against the gait's 0.88 Hz.
 RESIDUAL_RACE_GAIT_FREQUENCY_HZ = 1.2

@@ -3,7 +3,7 @@
 The hips, knees and arms are their own motors: their encoders are the joint angles, their drivers run the
 joint PD (the bundle's kp/kd). Each ankle is two crank motors; the policy sees pitch/roll from the crank
 encoders through the bridge's ``fk`` graph (warm-started from the previous estimate) and ``velocity``
-graph. Its pitch/roll targets reach the cranks in one of the two modes of ankle_linkage.md §8:
+graph. Its pitch/roll targets reach the cranks in one of the two modes of docs/design/ankle_linkage.md §8:
 
 * ``host_torque`` (the export's mode, ``EXPORT_GAIN_MODE``): the host runs the joint-space PD at every
   physics step on the FK estimate, ``τ_j = K_j (q* − q) − D_j q̇``, and sends ``τ_m = J⁻ᵀ τ_j`` (the

@@ -1,4 +1,4 @@
-"""The 10 m sprint (gait.md §4): a straight track along +x, one 1 m lane per env.
+"""The 10 m sprint (docs/design/gait.md §4): a straight track along +x, one 1 m lane per env.
 
 Each robot folder under ``config/`` registers its sprint task ids and names them in ``SPRINT_TASKS``
 (the preferred first, for ``--policy pretrained``) and ``DEFAULT_SPRINT_TASK`` (where scripted and

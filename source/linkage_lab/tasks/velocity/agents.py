@@ -5,7 +5,7 @@ from __future__ import annotations
 from isaaclab.utils import configclass
 from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg
 
-from linkage_lab.tasks.velocity.flat_env_cfg import ACTION_CLIP
+from linkage_lab.tasks.velocity.base_env_cfg import ACTION_CLIP
 
 
 @configclass

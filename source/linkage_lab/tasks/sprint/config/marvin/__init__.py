@@ -22,6 +22,7 @@ gym.register(
         "sprint_rules_entry_point": f"{__name__}.env_cfg:marvin_sprint_rules",
         "rsl_rl_cfg_entry_point": "linkage_lab.tasks.velocity.config.marvin.agents:MarvinFlatPPORunnerCfg",
         "default_agent": "rsl_rl",
+        "robot": "marvin",
         "policy_task": "LinkageLab-Velocity-Flat-Marvin",
     },
 )
@@ -37,6 +38,7 @@ gym.register(
             "linkage_lab.tasks.velocity.config.marvin.residual_agents:MarvinResidualPPORunnerCfg"
         ),
         "default_agent": "rsl_rl",
+        "robot": "marvin",
         "policy_task": "LinkageLab-Velocity-Flat-Marvin-Residual",
     },
 )

@@ -31,7 +31,7 @@ START_X_M = -0.3
 
 
 def marvin_sprint_rules() -> SprintCfg:
-    """The race's rules for Marvin (gait.md §4), the fall height scaled from the NAO's."""
+    """The race's rules for Marvin (docs/design/gait.md §4), the fall height scaled from the NAO's."""
     return SprintCfg(fall_height_m=fall_threshold(standing_height_m(marvin_config())))
 
 

@@ -18,7 +18,7 @@ class LimitFlatPPORunnerCfg(LinkageVelocityPPORunnerCfg):
     # 0.01 did (sweep lin-vel RMS at 0.3 / 0.5 m/s: 0.052 / 0.062 against 0.058 / 0.080; at 420
     # iterations with 0.01: 0.078 / 0.092 and no backward walking). Three runs with the task's former
     # 50 / 30 % command split gave 0.052, 0.065 and 0.075 at 0.5 m/s (CPU runs are not bit-reproducible);
-    # three with the 80 / 10 % split gave 0.055, 0.059 and 0.055 (README, "The Limit").
+    # three with the 80 / 10 % split gave 0.055, 0.059 and 0.055 (docs/results/policy_histories.md, "The Limit").
     max_iterations = 400
 
     def __post_init__(self):

@@ -83,7 +83,8 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
         command.ranges.ang_vel_z = (-0.6, 0.6)
         # 80 % of the commands walk straight, 10 % turn on the spot, 10 % combine both. Turning on planar
         # legs is its own motion (the stance feet slide sideways) and reaches a few hundredths of a rad/s
-        # (README, "The Limit"); 30 % turn-only commands spent samples on it that walking uses, and one of
+        # (docs/results/policy_histories.md, "The Limit"); 30 % turn-only commands spent samples on it that walking
+        # uses, and one of
         # three such runs met every forward target. At 80 / 10 % all three runs did (lin-vel RMS at most
         # 0.050 / 0.059 m/s at 0.3 / 0.5 m/s) and turned no less (yaw RMS 0.49 at +-0.5 rad/s against 0.48).
         self.commands.base_velocity = split_command_cfg(command, rel_straight_envs=0.7, rel_turning_envs=0.2)

@@ -26,7 +26,7 @@ class MarvinResidualPPORunnerCfg(MarvinFlatPPORunnerCfg):
         # Left-right symmetry (tasks/velocity/symmetry.py) through the mirror loss, as in the shipped policy's
         # last 411 iterations. Fine-tuning run B with it took the actor's distance from its own mirror image
         # (TensorBoard ``Loss/symmetry``) from 0.42 to 0.04 in 30 iterations; data augmentation
-        # (``use_data_augmentation=true``) raised it to 1.6 (README, "Marvin").
+        # (``use_data_augmentation=true``) raised it to 1.6 (docs/results/policy_histories.md, "Marvin").
         self.algorithm.symmetry_cfg = RslRlSymmetryCfg(
             use_data_augmentation=False,
             use_mirror_loss=True,

@@ -21,8 +21,8 @@ from linkage_lab.gait.biped import BIPED_SIDES, BipedGait
 from linkage_lab.gait.commanded import CommandedBipedGait, GaitCommandCfg
 from linkage_lab.robots.marvin.gait import marvin_config, marvin_sprint_gait_cfg
 from linkage_lab.tasks.velocity import faults
+from linkage_lab.tasks.velocity.base_env_cfg import ACTION_CLIP
 from linkage_lab.tasks.velocity.config.marvin.env_cfg import MarvinFlatEnvCfg
-from linkage_lab.tasks.velocity.flat_env_cfg import ACTION_CLIP
 from linkage_lab.tasks.velocity.randomization import randomize_constants
 from linkage_lab.tasks.velocity.residual import ResidualGaitActionCfg, gait_contact_schedule, gait_state
 from linkage_lab.tasks.velocity.rewards import airborne, heading_tracking, touchdown_alternation
@@ -48,7 +48,8 @@ MARVIN_PRIOR_GAIT_OVERRIDES = {"heading_gain": 0.0}
 #: corrections take a little of the gait's turn away, so iteration 1750, which learnt on 0.5 s, followed
 #: +-0.2 rad/s at 0.67-0.77× there (one of the two turning targets missed) and at 0.85-0.93× on 0.7 s (both
 #: met); above that the turn saturates at the gait's ``turn_limit_rad``. The shipped policy learnt its last 200
-#: iterations on 0.7 s (README, "Marvin"). The gain is a parameter of the scripted gait, which the robot runs
+#: iterations on 0.7 s (docs/results/policy_histories.md, "Marvin"). The gain is a parameter of the scripted gait,
+#: which the robot runs
 #: too (``gait.onnx``), not of the learnt weights.
 MARVIN_GAIT_COMMAND = GaitCommandCfg(
     speed_per_stride_mps=0.72, in_place_speed_mps=0.065, max_stride_scale=0.8, turn_per_yaw_rate_s=0.7
@@ -56,7 +57,7 @@ MARVIN_GAIT_COMMAND = GaitCommandCfg(
 #: The policy's reach on the hip yaws (rad per unit action), against :data:`RESIDUAL_SCALE_RAD` on the other
 #: joints: the gait turns, the policy only trims. With 0.15 on the hip yaws as well, a fine-tune paid for
 #: alternating steps moved them by 0.12-0.13 rad RMS on top of the turning gait and followed ±0.2 rad/s at
-#: 0.4-0.5× (T1, README "Steering").
+#: 0.4-0.5× (T1, docs/results/policy_histories.md, "Marvin").
 HIP_YAW_RESIDUAL_SCALE_RAD = 0.03
 
 
@@ -122,7 +123,7 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
         # Feet on the gait's contact schedule (share of the two feet down when the gait has them down,
         # up when it swings them). Off in the recipe: 300 iterations of fine-tuning the shipped policy with
         # weight 1.0 cut its taps between strides (2.4-2.8 -> 1.8-1.9 touchdowns/s per foot) but lowered
-        # the footfall alternation (0.50-0.64 -> 0.40-0.44; README, "Marvin").
+        # the footfall alternation (0.50-0.64 -> 0.40-0.44; docs/results/policy_histories.md, "Marvin").
         feet = [f"{side}_foot" for side in BIPED_SIDES]
         rewards.gait_contact = RewTerm(
             func=gait_contact_schedule,
@@ -139,7 +140,8 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
         # per foot, even on a zero command. Paid per touchdown, it also pays for stepping faster: the fine-tune
         # that made iteration 1750 was stopped at 411 iterations (alternation 0.84-0.89); 600 learnt a jog
         # at 2.8 touchdowns a second per foot with 35 % of the time in flight, marching on the spot on a zero
-        # command, and turning at 0.5× (README, "Marvin"). A standing cost of 1 per touchdown on a zero
+        # command, and turning at 0.5× (docs/results/policy_histories.md, "Marvin"). A standing cost of 1 per touchdown
+        # on a zero
         # command with the paid swing raised to 0.4 s fell more, and was stopped (training episodes of 520-630
         # steps against 760-860). Paid per touchdown, the term made quick taps (2.3-2.6 touchdowns a second per
         # foot, 3x the gait's 0.88 Hz) worth more than the gait's steps; a step sooner than the gait's half
@@ -159,7 +161,7 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
         # Walking has no flight phase: the policy the per-touchdown pay taught (iteration 1750) spent 11-15 % of
         # its walking time with neither foot down. With both changes, 200 iterations from it (the shipped policy)
         # stepped 1.0-1.5 times a second per foot with 2-3 % in flight, and fell on the closed chain in 3 of 24
-        # runs against 15 (README, "Marvin").
+        # runs against 15 (docs/results/policy_histories.md, "Marvin").
         rewards.airborne = RewTerm(
             func=airborne,
             weight=-2.0,
@@ -171,7 +173,8 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
         # The heading the yaw-rate command asks for (its integral), held: a biped's yaw rate swings with each
         # step, so Isaac Lab's yaw-rate kernel pays nearly as much for a heading that wanders as for one held.
         # In the shipped policy's last 411 iterations, with the turning gait and the small hip-yaw residual;
-        # without those (the policy turning with its own hip yaws) it did not keep the heading (README,
+        # without those (the policy turning with its own hip yaws) it did not keep the heading
+        # (docs/results/policy_histories.md,
         # "Marvin", "Steering").
         rewards.heading_tracking = RewTerm(
             func=heading_tracking,

@@ -1,4 +1,4 @@
-"""The exit statuses of ``linkage-lab`` commands, for scripts and CI (documented in the README).
+"""The exit statuses of ``linkage-lab`` commands, for scripts and CI (documented in docs/guide/commands.md).
 
 - 0: done; for a command with a verdict (``eval --sweep``, ``sim2sim --sweep``, ``ship``, ``demo``), "met".
 - 2: a usage or user error (bad option, missing file, refused output folder), printed as one line.
