@@ -17,12 +17,15 @@ def _trot_rollout(build_env, graph: bool) -> tuple[torch.Tensor, torch.Tensor, b
     """Base positions and applied joint torques of 2 trotting envs for 5 s (pushes on), and whether a graph ran."""
     from linkage_lab.gait.policy import ScriptedPolicy
     from linkage_lab.physics.cpu_graph import NewtonCpuGraphMJWarpManager
+    from linkage_lab.robots.registry import get_robot
 
     overrides = ("env.seed=11", f"env.sim.physics.use_cuda_graph={str(graph).lower()}")
     with build_env(TASK, num_envs=2, overrides=overrides) as (env, _):
         obs, _ = env.reset()
         unwrapped = env.unwrapped
-        policy = ScriptedPolicy(env, forward_speed_mps=0.3, start_delay_s=0.3)
+        joint_names = list(unwrapped.action_manager.get_term("joint_pos")._joint_names)
+        gait = get_robot("limit").require("scripted_gait")(joint_names)
+        policy = ScriptedPolicy(env, gait, forward_speed_mps=0.3, start_delay_s=0.3)
         robot = unwrapped.scene["robot"]
         path, torques = [], []
         for _ in range(int(round(5.0 / unwrapped.step_dt))):

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from linkage_lab.actuators.linkage_actuator import DRIVE_FIELDS, S3N_FIELDS, LinkageActuatorCfg, drive_cfg
-from linkage_lab.dynamics.drive import LinkageDriveCfg
+from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3NCfg
 
 pytestmark = pytest.mark.unit

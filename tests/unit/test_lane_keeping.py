@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from linkage_lab.sim2sim.runner import _heading_hold
+from linkage_lab.sim2sim.race import heading_hold
 from linkage_lab.tasks.sprint.commands import (
     LaneKeepingVelocityCommand,
     LaneKeepingVelocityCommandCfg,
@@ -55,7 +55,7 @@ def _sim2sim_yaw_rate(offset_y: float, yaw: float, start_y: float) -> float:
     sensors = SimpleNamespace(
         roll_pitch_yaw_rad=np.array([0.0, 0.0, yaw]), base_pos_w=np.array([3.0, start_y + offset_y, 0.9])
     )
-    return float(_heading_hold(np.array([0.6, 0.0, 0.0]), sensors, hold)[2])
+    return float(heading_hold(np.array([0.6, 0.0, 0.0]), sensors, hold)[2])
 
 
 def test_hand_calculation():

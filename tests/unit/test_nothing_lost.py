@@ -151,7 +151,8 @@ def fake_evaluate(monkeypatch):
 
 def test_a_sweep_folder_is_its_own_output_and_force_replaces_it_whole(tmp_path, fake_evaluate):
     from linkage_lab.evaluation.evaluate import EvalRequest
-    from linkage_lab.evaluation.sweep import SWEEP_COMMAND, CommandCase, run_sweep
+    from linkage_lab.evaluation.sweep import SWEEP_COMMAND, CommandCase
+    from linkage_lab.evaluation.sweep_output import run_sweep
     from linkage_lab.outputs import OutputDirError, read_manifest
 
     out = tmp_path / "sweep"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from linkage_lab.dynamics.drive import LinkageDrive, LinkageDriveCfg
+from linkage_lab.dynamics.drive import LinkageDrive
+from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3NCfg
 from linkage_lab.kinematics.transmission import Transmission, parallelogram_leg
 from linkage_lab.robots.limit.s3n import leg_drive_cfg

@@ -359,7 +359,7 @@ def test_a_race_refuses_a_bundle_whose_gait_steps_at_another_cadence():
     naming the export override; an explicit command races that bundle, and a matching bundle races as it is."""
     from linkage_lab.robots.marvin.sim2sim import RESIDUAL_RACE
     from linkage_lab.sim2sim.bundle import BundleError
-    from linkage_lab.sim2sim.runner import _sprint_setup
+    from linkage_lab.sim2sim.race import sprint_setup
 
     class Side:
         def __init__(self, frequency):
@@ -369,10 +369,10 @@ def test_a_race_refuses_a_bundle_whose_gait_steps_at_another_cadence():
             return dict(RESIDUAL_RACE)
 
     with pytest.raises(BundleError, match=r"env.actions.joint_pos.frequency_hz=1.2"):
-        _sprint_setup(Side(0.88), None, scripted=False)
-    command, hold = _sprint_setup(Side(0.88), (0.4, 0.0), scripted=False)
+        sprint_setup(Side(0.88), None, scripted=False)
+    command, hold = sprint_setup(Side(0.88), (0.4, 0.0), scripted=False)
     assert command.tolist() == [0.4, 0.0, 0.0] and hold["gain_per_s"] == RESIDUAL_RACE["heading_gain_per_s"]
-    command, hold = _sprint_setup(Side(1.2), None, scripted=False)
+    command, hold = sprint_setup(Side(1.2), None, scripted=False)
     assert command.tolist() == [RESIDUAL_RACE["forward_mps"], 0.0, 0.0]
     assert hold["lane_lookahead_m"] == RESIDUAL_RACE["lane_lookahead_m"]
 

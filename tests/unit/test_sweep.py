@@ -174,7 +174,7 @@ def test_alternation_target_is_a_lower_bound_on_walking_cases_only():
 
 
 def test_sweep_plot_is_a_png(tmp_path):
-    from linkage_lab.evaluation.sweep import plot_sweep
+    from linkage_lab.evaluation.sweep_output import plot_sweep
 
     targets = TrackingTargets()
     rows = [

@@ -23,7 +23,8 @@ from isaaclab.utils import configclass
 from isaaclab.utils.types import ArticulationActions
 
 from linkage_lab.actuators.transmissions import JointDomain, joint_domain, make_transmission
-from linkage_lab.dynamics.drive import LinkageDrive, LinkageDriveCfg
+from linkage_lab.dynamics.drive import LinkageDrive
+from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3NCfg
 
 #: What :meth:`LinkageActuator.reset` accepts: ``None``, ``slice(None)`` and ``...`` mean all envs.

@@ -87,7 +87,8 @@ def _eval(args: argparse.Namespace, overrides: list[str]) -> int:
     from linkage_lab.cli.main import CliError
     from linkage_lab.evaluation.evaluate import EVAL_COMMAND, EvalRequest, default_out_dir, evaluate
     from linkage_lab.evaluation.policies import POLICY_LOADERS
-    from linkage_lab.evaluation.sweep import SWEEP_COMMAND, format_table, parse_case, run_sweep, task_acceptance
+    from linkage_lab.evaluation.sweep import SWEEP_COMMAND, format_table, parse_case, task_acceptance
+    from linkage_lab.evaluation.sweep_output import run_sweep
     from linkage_lab.exit_codes import MISSED, verdict_exit
     from linkage_lab.outputs import check_output_dir
 

@@ -125,7 +125,8 @@ def _evaluate_staged(
     the staged folder is swapped in. Returns whether every sweep met its targets (``None``: no targets).
     """
     from linkage_lab.evaluation.evaluate import EvalRequest, evaluate
-    from linkage_lab.evaluation.sweep import format_table, run_sweep
+    from linkage_lab.evaluation.sweep import format_table
+    from linkage_lab.evaluation.sweep_output import run_sweep
     from linkage_lab.io import write_json_atomic
     from linkage_lab.pretrained import MODEL_FILE, PRETRAINED_DIR, copy_file
 
@@ -178,7 +179,8 @@ def _closed_chain_sweep(request: Any, bundle_dir: Path, folder: Path, cases: lis
     Returns:
         The sweep's verdict (``None``: no closed-chain model, or no targets).
     """
-    from linkage_lab.evaluation.sweep import SWEEP_PLOT, format_table
+    from linkage_lab.evaluation.sweep import format_table
+    from linkage_lab.evaluation.sweep_output import SWEEP_PLOT
     from linkage_lab.export.bundle import export_bundle
     from linkage_lab.io import write_bytes_atomic
     from linkage_lab.robots.registry import get_robot

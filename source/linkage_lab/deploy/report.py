@@ -13,7 +13,7 @@ import numpy as np
 
 from linkage_lab.deploy.controller import STATES
 from linkage_lab.deploy.recording import read_recording
-from linkage_lab.deploy.runtime import timing_table
+from linkage_lab.deploy.timing import timing_table
 
 #: Motors drawn in the tracking panel (the first of each kind would do; these are actuator indices).
 _TRACKED = 3

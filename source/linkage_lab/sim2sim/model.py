@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from linkage_lab.dynamics.torque_speed import dc_torque_bounds
 from linkage_lab.io import write_text_atomic
-from linkage_lab.sim2sim.mjcf import FREE_JOINT
+from linkage_lab.sim2sim.mjcf import FREE_JOINT, MjcfDocument
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,31 @@ class ClosedChainModel:
                 "or a joint is in two linkages"
             )
 
+    @classmethod
+    def assemble(
+        cls,
+        doc: MjcfDocument,
+        name: str,
+        motors: Sequence[Motor],
+        linkages: Sequence[Linkage],
+        rods: Sequence[Rod],
+        passive_joints: Sequence[str],
+        **fields: Any,
+    ) -> ClosedChainModel:
+        """The model of a finished closed-chain document: each motor gets its torque-limited actuator, then the
+        XML is frozen; ``fields`` are the remaining attributes."""
+        for motor in motors:
+            doc.add_motor(motor.joint, motor.peak_torque_nm)
+        return cls(
+            name=name,
+            xml=doc.to_xml(),
+            motors=tuple(motors),
+            linkages=tuple(linkages),
+            rods=tuple(rods),
+            passive_joints=tuple(passive_joints),
+            **fields,
+        )
+
     @property
     def motor_names(self) -> tuple[str, ...]:
         """Motor joint names in actuator order."""
@@ -200,8 +226,9 @@ class ClosedChainModel:
         """``(lower, upper)`` motor torque bounds (N·m) at motor speeds ``motor_vel`` (rad/s), the DC line of
         :class:`Motor`: ``upper = clip(T (1 − ω/ω₀), 0, T)``, ``lower = −clip(T (1 + ω/ω₀), 0, T)``."""
         peak = np.array([m.peak_torque_nm for m in self.motors])
-        ratio = np.asarray(motor_vel, dtype=float) / np.array([m.no_load_speed_rads for m in self.motors])
-        return -np.clip(peak * (1.0 + ratio), 0.0, peak), np.clip(peak * (1.0 - ratio), 0.0, peak)
+        speed = np.array([m.no_load_speed_rads for m in self.motors])
+        positive, negative = dc_torque_bounds(peak, np.asarray(motor_vel, dtype=float), speed)
+        return -negative, positive
 
     def motor_state(self, data: Any) -> tuple[np.ndarray, np.ndarray]:
         """Motor angles (rad, from the linkage's neutral) and speeds (rad/s), actuator order."""

@@ -29,6 +29,7 @@ from linkage_lab.sim2sim.bundle import Bundle, BundleError, load_bundle
 from linkage_lab.sim2sim.drive import MotorCommand, RobotSide, driver_clamp, motor_pd_torque
 from linkage_lab.sim2sim.latency import DelayLine, Latency
 from linkage_lab.sim2sim.metrics import FallRule, MotorTorqueStats, feet_in_contact, foot_geoms
+from linkage_lab.sim2sim.race import SPRINT_HEADING, SPRINT_LANE, heading_hold, race_as_it_stands, sprint_setup
 from linkage_lab.sim2sim.robot_side import check_io_options, resolve_robot
 from linkage_lab.sim2sim.sensors import SensorReader, Sensors
 from linkage_lab.sim2sim.stress import PhysicsStress
@@ -41,67 +42,6 @@ REPORT_FILE = "sim2sim.json"
 SCHEMA_VERSION = 1
 #: Where ``--policy`` takes its joint targets from.
 POLICIES = ("bundle", "scripted")
-#: Heading hold of the sprint (Isaac Lab's heading command): ω_z = clip(K · wrap(ψ* − ψ), ±limit), with
-#: ψ* = 0 (the lane's direction) or, with a look-ahead L, ψ* = −atan(y / L) towards the lane's centre line
-#: (the sprint task's ``LaneKeepingVelocityCommand``).
-_SPRINT_HEADING = "heading hold to the lane's direction"
-_SPRINT_LANE = "lane keeping: heading towards the lane's centre line lane_lookahead_m ahead"
-
-
-def _sprint_setup(
-    io: RobotSide, command: Sequence[float] | None, scripted: bool
-) -> tuple[np.ndarray, dict[str, float] | None]:
-    """The race's command and heading hold: the robot side's ``sprint_command(scripted)`` if it has one
-    (the command of the sprint task that policy races on in Isaac Lab), else 0.5 m/s; an explicit
-    ``command`` sets the forward speed.
-
-    Raises:
-        BundleError: The race steps its gait prior at another cadence than the bundle's ``gait.onnx``
-            (and no ``command`` says to race this bundle at a speed of its own).
-    """
-    race = dict(getattr(io, "sprint_command", lambda scripted: {})(scripted))
-    cadence, own = race.get("gait_frequency_hz"), getattr(io, "gait_frequency_hz", None)
-    if command is None and not scripted and cadence is not None and own is not None and abs(cadence - own) > 1e-9:
-        raise BundleError(
-            f"the race steps the gait prior at {cadence:g} Hz, this bundle's gait.onnx at {own:g} Hz: export the "
-            f"race's bundle with the override env.actions.joint_pos.frequency_hz={cadence:g}, or race this one "
-            "at a speed of its own with --command VX"
-        )
-    forward = float(command[0]) if command is not None else float(race.get("forward_mps", 0.5))
-    hold = None
-    if race.get("heading_gain_per_s"):
-        hold = {"gain_per_s": float(race["heading_gain_per_s"]), "limit_rads": float(race["yaw_rate_limit_rads"])}
-        if race.get("lane_lookahead_m"):
-            hold["lane_lookahead_m"] = float(race["lane_lookahead_m"])
-    return np.array([forward, 0.0, 0.0]), hold
-
-
-def _heading_hold(command: np.ndarray, sensors: Sensors, hold: dict[str, float] | None) -> np.ndarray:
-    if hold is None:
-        return command
-    yaw = float(sensors.roll_pitch_yaw_rad[2])
-    target = 0.0
-    if "lane_lookahead_m" in hold:
-        target = -math.atan((float(sensors.base_pos_w[1]) - hold["start_y_m"]) / hold["lane_lookahead_m"])
-    error = math.atan2(math.sin(target - yaw), math.cos(target - yaw))
-    return np.array(
-        [command[0], command[1], float(np.clip(hold["gain_per_s"] * error, -hold["limit_rads"], hold["limit_rads"]))]
-    )
-
-
-def _race_as_it_stands(tracker: Any, reason: str) -> dict[str, Any]:
-    """The sprint's metrics (docs/design/gait.md §4) of a race stopped before the referee ended it, for ``reason``."""
-    distance, duration = float(tracker.distance_m[0]), float(tracker.duration_s[0])
-    return {
-        "success": False,
-        "time": None,
-        "distance_m": distance,
-        "average_speed_mps": distance / duration if duration > 0.0 else 0.0,
-        "max_lateral_offset_m": float(tracker.max_lateral_offset_m[0]),
-        "fell": reason == "fell",
-        "ended_reason": reason,
-        "duration_s": duration,
-    }
 
 
 def parse_command(text: str) -> tuple[float, float]:
@@ -241,7 +181,7 @@ def run_sim2sim(
         _kick_base(run, base_kick)
     hold, tracker = None, None
     if sprint:
-        base_command, hold = _sprint_setup(run.io, command, policy == "scripted")
+        base_command, hold = sprint_setup(run.io, command, policy == "scripted")
         rules = SprintCfg(fall_height_m=run.fall_rule.height_m)
         tracker = SprintTracker(1, rules)
         duration_s = rules.time_limit_s if duration_s is None else min(duration_s, rules.time_limit_s)
@@ -332,7 +272,7 @@ def _drive(
         tracker.update(0.0, torch.as_tensor(sensors.base_pos_w).reshape(1, 3))
     with tqdm(total=ticks, desc="sim2sim", unit="tick", disable=not progress, mininterval=2.0) as bar:
         for tick in range(ticks):
-            tick_command = _heading_hold(base_command, sample, hold)
+            tick_command = heading_hold(base_command, sample, hold)
             if scripted is None:
                 motor_command = io.policy_command(sample, tick_command)
             else:
@@ -370,7 +310,7 @@ def _drive(
                 break
     if tracker is not None and sprint_metrics is None:
         # A tilt fall, a duration cap or a non-finite state stopped the run before the referee did.
-        sprint_metrics = _race_as_it_stands(tracker, "fell" if fall is not None else ended)
+        sprint_metrics = race_as_it_stands(tracker, "fell" if fall is not None else ended)
     return ended, fall, sprint_metrics
 
 
@@ -407,7 +347,7 @@ def _report(
             "ang_vel_z_radps": None if hold else float(base_command[2]),
             "heading_hold": None
             if hold is None
-            else {**hold, "what": _SPRINT_LANE if "lane_lookahead_m" in hold else _SPRINT_HEADING},
+            else {**hold, "what": SPRINT_LANE if "lane_lookahead_m" in hold else SPRINT_HEADING},
         },
         "duration_s": float(duration_s),
         "simulated_s": simulated,

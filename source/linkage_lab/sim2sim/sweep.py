@@ -208,7 +208,7 @@ def run_closed_chain_sweep(
 def write_closed_chain_sweep(folder: str | Path, sweep: dict[str, Any], reports: dict[str, dict[str, Any]]) -> Path:
     """Write ``<folder>/<case>/<run>/sim2sim.json`` per run, ``sweep.json`` and ``sweep.png``; returns the JSON's
     path."""
-    from linkage_lab.evaluation.sweep import write_sweep
+    from linkage_lab.evaluation.sweep_output import write_sweep
     from linkage_lab.io import write_json_atomic
     from linkage_lab.sim2sim.runner import REPORT_FILE
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from linkage_lab.dynamics.drive import LinkageDriveCfg
+from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3N_MODELS, S3NCfg, S3NModel, integrated_inertia
 from linkage_lab_experiments.analysis.identify import MpIdentification, forward_difference_acceleration, identify_mp
 from linkage_lab_experiments.analysis.leg_run import (

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
-from linkage_lab.dynamics.drive import DriveOutput, LinkageDrive, LinkageDriveCfg
+from linkage_lab.dynamics.drive import DriveOutput, LinkageDrive
+from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3NCfg
 from linkage_lab.dynamics.serial_leg import LegBody, MujocoSerialLeg
 from linkage_lab.kinematics.transmission import PARALLELOGRAM_LEG_JACOBIAN, parallelogram_leg

@@ -31,7 +31,8 @@ import numpy as np
 import torch
 
 from linkage_lab.arguments import finite_float
-from linkage_lab.dynamics.drive import LinkageDrive, LinkageDriveCfg
+from linkage_lab.dynamics.drive import LinkageDrive
+from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3NCfg
 from linkage_lab.io import strict_json
 from linkage_lab.kinematics.transmission import Transmission

@@ -30,7 +30,8 @@ import numpy as np
 import torch
 
 from linkage_lab.arguments import finite_float
-from linkage_lab.dynamics.drive import LinkageDrive, LinkageDriveCfg
+from linkage_lab.dynamics.drive import LinkageDrive
+from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.dynamics.s3n import two_link_inertia
 from linkage_lab.dynamics.serial_leg import LegBody, full_mass_matrix
 from linkage_lab.io import strict_json

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from linkage_lab.dynamics.drive import LinkageDriveCfg
+from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3N_MODELS
 from linkage_lab_experiments.analysis import pick_robot
 from linkage_lab_experiments.analysis.fidelity import FidelityCfg, chirp_targets

@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from linkage_lab.dynamics.drive import LinkageDrive, LinkageDriveCfg
+from linkage_lab.dynamics.drive import LinkageDrive
+from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.dynamics.serial_leg import LegBody, leg_bodies_xml, mjcf_header
 from linkage_lab.kinematics.transmission import PARALLELOGRAM_LEG_JACOBIAN, parallelogram_leg
 from linkage_lab_experiments.analysis.leg_run import LegRun, bare_drive_cfg, drive_loop, oracle_at_step

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from linkage_lab.dynamics.drive import LinkageDriveCfg
+from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.dynamics.serial_leg import LegBody
 from linkage_lab_experiments.analysis.leg_run import LegRun, run_serial_leg
 from linkage_lab_experiments.analysis.leg_run import run_oracle_leg as _run_oracle_leg

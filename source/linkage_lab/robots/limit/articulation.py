@@ -8,7 +8,7 @@ from isaaclab.actuators import DCMotorCfg
 from isaaclab.assets.articulation import ArticulationCfg
 
 from linkage_lab.actuators.linkage_actuator import LinkageActuatorCfg, drive_cfg, linkage_actuator_cfg
-from linkage_lab.dynamics.drive import LinkageDriveCfg
+from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.robots.limit.config import LimitConfig, limit_config
 from linkage_lab.robots.limit.joints import JOINT_NAMES, JOINT_TYPES, LEGS
 from linkage_lab.robots.limit.s3n import TASK_PHYSICS_DT_S, leg_body

@@ -83,18 +83,15 @@ def limit_closed_chain(
         ]
         linkages.append(Linkage((hip.name, knee.name), (hip.name, knee_motor), LEG_TRANSMISSION))
         rods.append(Rod(pin, rod_end, lever))
-    for motor in motors:
-        doc.add_motor(motor.joint, motor.peak_torque_nm)
-
     pose = cfg.control.standing_pose_rad
-    return ClosedChainModel(
-        name=serial.name,
-        xml=doc.to_xml(),
+    return ClosedChainModel.assemble(
+        doc,
+        serial.name,
+        motors,
+        linkages,
+        rods,
+        passive_joints=(f"{leg}_knee" for leg in LEGS),
         joint_names=JOINT_NAMES,
-        motors=tuple(motors),
-        linkages=tuple(linkages),
-        passive_joints=tuple(f"{leg}_knee" for leg in LEGS),
-        rods=tuple(rods),
         base_body=cfg.base.link,
         floating_base=floating_base,
         default_joint_pos={f"{leg}_{joint}": float(pose[joint]) for leg in LEGS for joint in JOINT_TYPES},

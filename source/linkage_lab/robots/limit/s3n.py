@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from linkage_lab.dynamics.drive import LinkageDriveCfg
+from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3NCfg, S3NModel
 from linkage_lab.dynamics.serial_leg import LegBody, PlanarLink
 from linkage_lab.robots.limit.config import LimitConfig, limit_config

@@ -115,18 +115,15 @@ def marvin_closed_chain(
             )
         )
         rods += side_rods
-    for motor in motors:
-        doc.add_motor(motor.joint, motor.peak_torque_nm)
-
     pose = cfg.control.standing_pose_rad
-    return ClosedChainModel(
-        name=serial.name,
-        xml=doc.to_xml(),
+    return ClosedChainModel.assemble(
+        doc,
+        serial.name,
+        motors,
+        linkages,
+        rods,
+        passive_joints=passive,
         joint_names=JOINT_NAMES,
-        motors=tuple(motors),
-        linkages=tuple(linkages),
-        passive_joints=tuple(passive),
-        rods=tuple(rods),
         base_body=cfg.base.link,
         floating_base=floating_base,
         default_joint_pos={f"{side}_{joint}": float(value) for side in SIDES for joint, value in pose.items()},

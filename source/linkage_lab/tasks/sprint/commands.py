@@ -4,15 +4,15 @@ Isaac Lab's heading command holds a fixed heading. A policy that follows yaw-rat
 then drifts sideways at the right heading and leaves its lane. This term keeps Isaac Lab's heading
 controller (``ω_z = clip(K · wrap(ψ* − ψ))``) and moves its target every step to
 ``ψ* = −atan(y / L)``, ``y`` the torso's offset left of its env origin's line, ``L`` the look-ahead:
-a pure-pursuit steering law towards the centre line, as an operator steering the robot would.
+a pure-pursuit steering law towards the centre line (:mod:`linkage_lab.sprint.lane`).
 """
 
 from __future__ import annotations
 
-import torch
 from isaaclab.envs.mdp import UniformVelocityCommand, UniformVelocityCommandCfg
 from isaaclab.utils import configclass
 
+from linkage_lab.sprint.lane import lane_heading_target
 from linkage_lab.tasks.velocity.commands import recast_command_cfg
 
 
@@ -23,7 +23,7 @@ class LaneKeepingVelocityCommand(UniformVelocityCommand):
 
     def _update_command(self):
         offset = self.robot.data.root_pos_w.torch[:, 1] - self._env.scene.env_origins[:, 1]
-        self.heading_target[:] = torch.atan(-offset / self.cfg.lookahead_m)
+        self.heading_target[:] = lane_heading_target(offset, self.cfg.lookahead_m)
         super()._update_command()
 
 
