@@ -162,7 +162,7 @@ def _training_section(train: dict[str, Any] | None, role: str) -> list[str]:
     when = f"{started[1]} {started[2]}:{started[3]}:{started[4]}" if started else "not recorded"
     lines += [
         f"- command: `{train.get('training_command')}`",
-        *(["- the sessions' commands, in order:"] if train.get("training_commands") else []),
+        *(["- the training commands, in order:"] if train.get("training_commands") else []),
         *[f"  - {command}" for command in train.get("training_commands") or []],
         f"- commit: `{train.get('commit')}`",
         f"- run: `{run}` (started {when}), checkpoint `{train.get('source_checkpoint')}`: "
