@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from linkage_lab.training.checkpoints import TRAINING_KEYS, load_checkpoint
+from linkage_lab.checkpoints import TRAINING_KEYS, load_checkpoint
 
 pytestmark = pytest.mark.sim
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from linkage_lab.training.checkpoints import TRAINING_KEYS, load_checkpoint
+from linkage_lab.checkpoints import TRAINING_KEYS, load_checkpoint
 
 pytestmark = pytest.mark.sim
 

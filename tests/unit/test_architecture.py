@@ -25,13 +25,12 @@ BASE = {"paths", "io", "console", "outputs", "config", "config_ranges", "typed_c
 BASE |= {"arguments", "exit_codes"}
 MATH = {"kinematics", "dynamics", "gait", "statics", "description", "actuators", "physics"}
 REGISTRY = {"robots", "robots.registry", "robots.ankles", "robots.assets", "robots.spawn"}
-FRAMEWORKS = {"tasks", "evaluation", "export", "sim2sim", "sprint", "deploy", "training", "runtime", "pretrained"}
+FRAMEWORKS = {"tasks", "checkpoints", "runs", "evaluation", "export", "sim2sim", "sprint", "deploy", "training"}
+FRAMEWORKS |= {"runtime", "pretrained"}
 LAYERS = ("base", "math", "registry", "frameworks", "robots", "application", "experiments")
 
 #: The imports that run up the layers, each justified in docs/design/architecture.md (at most 5).
-UP_IMPORTS = {
-    ("linkage_lab.sprint.runner", "linkage_lab.tasks"),
-}
+UP_IMPORTS: set[tuple[str, str]] = set()
 
 
 def layer(module: str) -> int:
@@ -41,8 +40,8 @@ def layer(module: str) -> int:
     rest = module.removeprefix("linkage_lab").removeprefix(".")
     if not rest:
         return LAYERS.index("base")
-    if rest == "tasks" or rest.startswith("cli") or re.match(r"tasks\.\w+\.config\.", rest):
-        return LAYERS.index("application")  # the task package registers every robot's tasks
+    if rest == "tasks.registered" or rest.startswith("cli") or re.match(r"tasks\.\w+\.config\.", rest):
+        return LAYERS.index("application")  # the robots' task deltas, and what registers them all
     if rest in REGISTRY:
         return LAYERS.index("registry")
     if rest.startswith("robots."):
@@ -95,6 +94,13 @@ def _imports(module: str, path: Path, known: set[str]) -> set[str]:
                 name = name.rpartition(".")[0]
             if name and name != module:
                 targets.add(name)
+    # Importing ``a.b.c`` runs the ``__init__`` of ``a`` and ``a.b`` first (those above the importer's own package
+    # are already running): a loop through a package's ``__init__`` is a loop.
+    for name in list(targets):
+        parent = name.rpartition(".")[0]
+        while parent and parent in known and not module.startswith(parent + ".") and parent != module:
+            targets.add(parent)
+            parent = parent.rpartition(".")[0]
     return targets
 
 

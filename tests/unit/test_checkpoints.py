@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from linkage_lab.checkpoints import TRAINING_KEYS, CheckpointError, load_checkpoint, restore_runner
 from linkage_lab.evaluation import policies
 from linkage_lab.evaluation.policies import PolicyLoadError, read_checkpoint, resolve_checkpoint
-from linkage_lab.training.checkpoints import TRAINING_KEYS, CheckpointError, load_checkpoint, restore_runner
+from linkage_lab.runs import RunBusyError, create_run_dir, discard_run, latest_run_dir, list_runs, run_lock
 from linkage_lab.training.loop import run_learning
 from linkage_lab.training.resume import RESUME_SOURCES, ResumeError, ResumePoint, resolve_resume
-from linkage_lab.training.runs import RunBusyError, create_run_dir, discard_run, latest_run_dir, list_runs, run_lock
 from linkage_lab.training.trainer import (
     TrainingConfigError,
     _session_iterations,

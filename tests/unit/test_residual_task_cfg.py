@@ -13,7 +13,9 @@ TASK = "LinkageLab-Velocity-Flat-Marvin-Residual"
 
 
 def test_registered_next_to_the_plain_task():
-    import linkage_lab.tasks  # noqa: F401  (registration)
+    from linkage_lab.tasks.registry import register_tasks
+
+    register_tasks()
 
     kwargs = gym.spec(TASK).kwargs
     assert kwargs["env_cfg_entry_point"].endswith("residual_env_cfg:MarvinResidualFlatEnvCfg")

@@ -60,7 +60,7 @@ def test_race_task_follows_the_policy(tmp_path, monkeypatch):
     from linkage_lab import pretrained
     from linkage_lab.evaluation.policies import PolicyLoadError
     from linkage_lab.sprint.runner import default_task, policy_task_of, race_task
-    from linkage_lab.tasks.sprint import SPRINT_TASKS
+    from linkage_lab.tasks.sprint import sprint_tasks
 
     TASK = default_task()
 
@@ -69,7 +69,7 @@ def test_race_task_follows_the_policy(tmp_path, monkeypatch):
     assert race_task(str(tmp_path / "policy.onnx")) == TASK
     with pytest.raises(PolicyLoadError, match="no pretrained policy for the sprint"):
         race_task("pretrained")
-    residual_sprint = SPRINT_TASKS[0]
+    residual_sprint = sprint_tasks()[0]
     velocity = policy_task_of(residual_sprint)
     assert velocity != policy_task_of(TASK)
     (tmp_path / "policies" / policy_task_of(TASK)).mkdir(parents=True)

@@ -22,10 +22,11 @@ from isaaclab.actuators import ActuatorBase, ActuatorBaseCfg
 from isaaclab.utils import configclass
 from isaaclab.utils.types import ArticulationActions
 
-from linkage_lab.actuators.transmissions import JointDomain, joint_domain, make_transmission
+from linkage_lab.actuators.transmissions import joint_domain, make_transmission
 from linkage_lab.dynamics.drive import LinkageDrive
 from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3NCfg
+from linkage_lab.kinematics.transmission import JointDomain
 
 #: What :meth:`LinkageActuator.reset` accepts: ``None``, ``slice(None)`` and ``...`` mean all envs.
 EnvIds = Sequence[int] | torch.Tensor | slice | EllipsisType | None

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import torch
-
-    from linkage_lab.kinematics.transmission import Transmission
+    from linkage_lab.kinematics.transmission import JointDomain, Transmission
 
 
 def _identity(preset: str | None = None) -> Transmission:
@@ -71,34 +68,6 @@ def make_transmission(name: str) -> Transmission:
     if base not in _TABLE:
         raise KeyError(f"unknown transmission {name!r}; known: {', '.join(sorted(_TABLE))}")
     return _TABLE[base](preset or None)
-
-
-@dataclass
-class JointDomain:
-    """Where a pose-dependent transmission is defined: a joint range it reaches everywhere, and a
-    test for any pose. Constant transmissions are defined everywhere and have none.
-
-    Attributes:
-        lower: Per-joint lower bound of the range (rad), ``(n,)``.
-        upper: Per-joint upper bound (rad), ``(n,)``.
-        reachable: ``(..., n)`` poses → ``(...)`` bool; never raises, False for non-finite poses.
-    """
-
-    lower: tuple[float, ...]
-    upper: tuple[float, ...]
-    reachable: Callable[[torch.Tensor], torch.Tensor]
-    _cache: dict = field(default_factory=dict, repr=False)
-
-    def bounds(self, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(lower, upper)`` in ``like``'s dtype and device (cached)."""
-        import torch
-
-        key = (like.dtype, like.device)
-        if key not in self._cache:
-            self._cache[key] = tuple(
-                torch.as_tensor(v, dtype=like.dtype, device=like.device) for v in (self.lower, self.upper)
-            )
-        return self._cache[key]
 
 
 def joint_domain(name: str) -> JointDomain | None:

@@ -55,8 +55,8 @@ USER_ERRORS = {
     "linkage_lab.config": ("ConfigError",),
     "linkage_lab.training.trainer": ("TrainingConfigError",),
     "linkage_lab.training.resume": ("ResumeError",),
-    "linkage_lab.training.checkpoints": ("CheckpointError",),
-    "linkage_lab.training.runs": ("RunBusyError",),
+    "linkage_lab.checkpoints": ("CheckpointError",),
+    "linkage_lab.runs": ("RunBusyError",),
     "linkage_lab.sim2sim.bundle": ("BundleError",),
 }
 

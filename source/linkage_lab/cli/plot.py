@@ -57,9 +57,9 @@ def _run_dir(spec: str, task: str | None) -> Path:
         return path
     if task is None:
         raise CliError("RUN 'latest' needs --task T (whose newest run to plot)")
+    from linkage_lab.runs import experiment_dir, list_runs
     from linkage_lab.runtime import OverrideError, resolve_configs
     from linkage_lab.tasks.registry import UnknownTaskError
-    from linkage_lab.training.runs import experiment_dir, list_runs
 
     try:
         _, agent_cfg = resolve_configs(task)

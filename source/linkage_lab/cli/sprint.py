@@ -105,13 +105,12 @@ def _gait_overrides(args: argparse.Namespace) -> dict[str, Any] | None:
         raise CliError(
             f"--gait must be a JSON object of gait parameters, e.g. '{{\"step_length_m\": 0.18}}'; got {args.gait}"
         )
-    import gymnasium as gym
-
     from linkage_lab.robots.registry import get_robot
     from linkage_lab.sprint.runner import race_task
+    from linkage_lab.tasks.registry import task_spec
 
     # The scripted gait races on the default sprint task; its registration names the robot whose gait it is.
-    robot = gym.spec(race_task(args.policy)).kwargs["robot"]
+    robot = task_spec(race_task(args.policy)).kwargs["robot"]
     try:
         get_robot(robot).require("sprint_gait")(**overrides)
     except ValueError as exc:  # unknown keys, values out of range, a trajectory out of the leg's reach

@@ -67,7 +67,7 @@ def resolve_checkpoint(spec: str | Path, task: str, experiment_name: str, log_ro
         PolicyLoadError: Nothing to load there.
     """
     from linkage_lab.pretrained import PRETRAINED, NoPretrainedPolicy, pretrained_checkpoint
-    from linkage_lab.training.runs import experiment_dir, latest_checkpoint, latest_run_dir, list_runs
+    from linkage_lab.runs import experiment_dir, latest_checkpoint, latest_run_dir, list_runs
 
     if str(spec) == PRETRAINED:
         try:
@@ -110,7 +110,7 @@ def read_checkpoint(path: Path, task: str | None = None) -> dict[str, Any]:
         PolicyLoadError: Missing, unreadable (truncated, corrupt, not a PyTorch file), holding other
             objects, not an rsl-rl checkpoint, or from a run of another task (the run's ``run.json``).
     """
-    from linkage_lab.training.checkpoints import CheckpointError, load_checkpoint
+    from linkage_lab.checkpoints import CheckpointError, load_checkpoint
 
     path = Path(path)
     try:
@@ -147,7 +147,7 @@ def load_runner(path: Path, env: Any, agent_cfg: Any, task: str | None = None) -
         PolicyLoadError: As :func:`read_checkpoint`, or when the checkpoint's networks do not fit the
             task's (observation or action size, architecture).
     """
-    from linkage_lab.training.checkpoints import CheckpointError, restore_runner
+    from linkage_lab.checkpoints import CheckpointError, restore_runner
 
     state = read_checkpoint(path, task)
     runner = build_runner(env, agent_cfg)

@@ -15,7 +15,7 @@ from linkage_lab.kinematics.rsu_ankle import (
 )
 from linkage_lab.kinematics.rsu_fk import ForwardKinematicsResult, forward_kinematics
 from linkage_lab.kinematics.rsu_geometry import RSUAnkleGeometry
-from linkage_lab.kinematics.transmission import Transmission
+from linkage_lab.kinematics.transmission import JointDomain, Transmission
 
 
 class RSUAnkleTransmission(Transmission):
@@ -42,8 +42,6 @@ class RSUAnkleTransmission(Transmission):
 
     def joint_domain(self):
         """Where the linkage is defined: the geometry's joint range, and a never-raising reachability test."""
-        from linkage_lab.actuators.transmissions import JointDomain
-
         geometry = self.geometry
 
         def reachable(pose: torch.Tensor) -> torch.Tensor:

@@ -16,7 +16,8 @@ Conventions (all tensors batched over any leading shape ``...``, last dim = join
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import torch
 
@@ -114,3 +115,29 @@ def parallelogram_leg() -> ConstantJacobianTransmission:
 
 def _matvec(matrix: torch.Tensor, vector: torch.Tensor) -> torch.Tensor:
     return (matrix @ vector.unsqueeze(-1)).squeeze(-1)
+
+
+@dataclass
+class JointDomain:
+    """Where a pose-dependent transmission is defined: a joint range it reaches everywhere, and a
+    test for any pose. Constant transmissions are defined everywhere and have none.
+
+    Attributes:
+        lower: Per-joint lower bound of the range (rad), ``(n,)``.
+        upper: Per-joint upper bound (rad), ``(n,)``.
+        reachable: ``(..., n)`` poses → ``(...)`` bool; never raises, False for non-finite poses.
+    """
+
+    lower: tuple[float, ...]
+    upper: tuple[float, ...]
+    reachable: Callable[[torch.Tensor], torch.Tensor]
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def bounds(self, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(lower, upper)`` in ``like``'s dtype and device (cached)."""
+        key = (like.dtype, like.device)
+        if key not in self._cache:
+            self._cache[key] = tuple(
+                torch.as_tensor(v, dtype=like.dtype, device=like.device) for v in (self.lower, self.upper)
+            )
+        return self._cache[key]

@@ -68,7 +68,9 @@ def policy_task_of(sprint_task: str) -> str:
     """The velocity task whose policies race on ``sprint_task`` (its registration's ``policy_task``)."""
     import gymnasium as gym
 
-    import linkage_lab.tasks  # noqa: F401  (registers the tasks)
+    from linkage_lab.tasks.registry import register_tasks
+
+    register_tasks()
 
     return gym.spec(sprint_task).kwargs.get("policy_task", sprint_task)
 
@@ -81,9 +83,9 @@ def race_export_overrides(policy_task: str) -> list[str]:
     Empty when no sprint task races ``policy_task`` or its race keeps the task's gait.
     """
     from linkage_lab.runtime import resolve_configs
-    from linkage_lab.tasks.sprint import SPRINT_TASKS
+    from linkage_lab.tasks.sprint import sprint_tasks
 
-    for sprint_task in SPRINT_TASKS:
+    for sprint_task in sprint_tasks():
         if policy_task_of(sprint_task) != policy_task:
             continue
         env_cfg, _ = resolve_configs(sprint_task, [], "cpu")
@@ -109,14 +111,14 @@ def race_task(policy_spec: str) -> str:
 
     from linkage_lab.evaluation.policies import PolicyLoadError
     from linkage_lab.pretrained import PRETRAINED, shipped_tasks
-    from linkage_lab.tasks.sprint import SPRINT_TASKS
+    from linkage_lab.tasks.sprint import sprint_tasks
 
     if policy_spec == PRETRAINED:
         shipped = shipped_tasks()
-        for task in SPRINT_TASKS:
+        for task in sprint_tasks():
             if policy_task_of(task) in shipped:
                 return task
-        wanted = ", ".join(policy_task_of(t) for t in SPRINT_TASKS)
+        wanted = ", ".join(policy_task_of(t) for t in sprint_tasks())
         raise PolicyLoadError(f"no pretrained policy for the sprint: none is shipped for {wanted}")
     path = Path(policy_spec)
     if policy_spec == "scripted" or path.suffix == ".onnx" or not path.is_file():
@@ -126,7 +128,7 @@ def race_task(policy_spec: str) -> str:
             trained = json.loads(record.read_text()).get("task")
         except (OSError, ValueError, AttributeError):
             continue
-        for task in SPRINT_TASKS:
+        for task in sprint_tasks():
             if trained == policy_task_of(task):
                 return task
     return default_task()
@@ -138,7 +140,9 @@ def sprint_rules(sprint_task: str) -> Any:
 
     import gymnasium as gym
 
-    import linkage_lab.tasks  # noqa: F401  (registers the tasks)
+    from linkage_lab.tasks.registry import register_tasks
+
+    register_tasks()
 
     entry = gym.spec(sprint_task).kwargs.get("sprint_rules_entry_point")
     if entry is None:
@@ -150,11 +154,12 @@ def sprint_rules(sprint_task: str) -> Any:
 def default_task() -> str:
     """The sprint task scripted and ONNX policies race on (``DEFAULT_SPRINT_TASK`` of the one robot
     with a sprint; an error when several robots have one)."""
-    from linkage_lab.tasks.sprint import DEFAULT_SPRINT_TASKS
+    from linkage_lab.tasks.sprint import default_sprint_tasks
 
-    if len(DEFAULT_SPRINT_TASKS) != 1:
-        raise ValueError(f"several robots have a sprint ({', '.join(DEFAULT_SPRINT_TASKS)}): name the sprint task")
-    return DEFAULT_SPRINT_TASKS[0]
+    defaults = default_sprint_tasks()
+    if len(defaults) != 1:
+        raise ValueError(f"several robots have a sprint ({', '.join(defaults)}): name the sprint task")
+    return defaults[0]
 
 
 def run_race(

@@ -1,6 +1,7 @@
-"""Linkage Lab's Isaac Lab tasks; importing this package registers every task id with gymnasium."""
+"""Linkage Lab's Isaac Lab tasks: a family per folder (``velocity``, ``sprint``), a robot's task delta in each
+family's ``config/<robot>/``.
 
-from __future__ import annotations
-
-from linkage_lab.tasks import sprint, velocity  # noqa: F401  (registers LinkageLab-*)
-from linkage_lab.tasks.registry import TASK_PREFIX, project_task_ids, require_task  # noqa: F401
+Importing this package registers nothing: :func:`linkage_lab.tasks.registry.register_tasks` finds and registers
+every task id (the task registry's lookups call it), and ``linkage_lab.tasks.registered``, Isaac Lab's entry
+point, calls it on import.
+"""

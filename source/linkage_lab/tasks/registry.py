@@ -18,9 +18,18 @@ class UnknownTaskError(KeyError):
         return str(self.args[0])
 
 
+def register_tasks() -> None:
+    """Register every task id of the project: import each family's robot folders (``<family>/config/<robot>/``),
+    which register theirs. Found, not listed; importing twice does nothing."""
+    package = importlib.import_module(__name__.rpartition(".")[0])
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda info: info.name):
+        if info.ispkg:
+            import_config_packages(f"{package.__name__}.{info.name}")
+
+
 def project_task_ids() -> list[str]:
-    """All registered task ids of this project, sorted (importing this module imported ``linkage_lab.tasks``,
-    whose ``__init__`` registers them)."""
+    """All registered task ids of this project, sorted."""
+    register_tasks()
     return sorted(task_id for task_id in gym.registry if task_id.startswith(TASK_PREFIX))
 
 
@@ -30,6 +39,11 @@ def require_task(task_id: str) -> str:
     if task_id not in gym.registry:
         raise UnknownTaskError(f"unknown task id {task_id!r}; Linkage Lab tasks are: {', '.join(ids)}")
     return task_id
+
+
+def task_spec(task_id: str) -> Any:
+    """The gymnasium registration (``EnvSpec``) of ``task_id``; raises :class:`UnknownTaskError` listing the ids."""
+    return gym.spec(require_task(task_id))
 
 
 def import_config_packages(package_name: str) -> list[Any]:

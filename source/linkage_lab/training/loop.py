@@ -23,8 +23,8 @@ from typing import Any
 
 import torch
 
+from linkage_lab.checkpoints import save_checkpoint
 from linkage_lab.console import framework_output, say
-from linkage_lab.training.checkpoints import save_checkpoint
 
 
 @dataclass(frozen=True)

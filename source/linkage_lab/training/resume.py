@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from linkage_lab.paths import LOG_DIR
-from linkage_lab.training.runs import experiment_dir, latest_checkpoint, latest_run_dir
+from linkage_lab.runs import experiment_dir, latest_checkpoint, latest_run_dir
 
 
 class ResumeError(ValueError):

@@ -18,13 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from linkage_lab.checkpoints import TRAINING_KEYS, CheckpointError, load_checkpoint, restore_runner
 from linkage_lab.paths import LOG_DIR
-from linkage_lab.training.checkpoints import TRAINING_KEYS, CheckpointError, load_checkpoint, restore_runner
-from linkage_lab.training.errors import TrainingConfigError
-from linkage_lab.training.events import cut_events
-from linkage_lab.training.loop import LearnOutcome, run_learning, stop_signum
-from linkage_lab.training.resume import ResumePoint, resolve_resume
-from linkage_lab.training.runs import (
+from linkage_lab.runs import (
     create_run_dir,
     discard_run,
     latest_checkpoint,
@@ -32,6 +28,10 @@ from linkage_lab.training.runs import (
     run_lock,
     write_record,
 )
+from linkage_lab.training.errors import TrainingConfigError
+from linkage_lab.training.events import cut_events
+from linkage_lab.training.loop import LearnOutcome, run_learning, stop_signum
+from linkage_lab.training.resume import ResumePoint, resolve_resume
 from linkage_lab.training.vec_env import check_workers, training_vec_env
 
 #: rsl-rl config keys Isaac Lab's own resume reads; this training path does not, so they are refused.
@@ -333,7 +333,7 @@ def _build_runner(env: Any, agent_cfg: Any, run_dir: Path) -> Any:
 def _start_record(
     record: dict[str, Any], task: str, agent_cfg: Any, overrides: list[str], env: Any, seed: int, device: str
 ) -> dict[str, Any]:
-    """The run record with this session's settings (see :func:`~linkage_lab.training.runs.write_record`)."""
+    """The run record with this session's settings (see :func:`~linkage_lab.runs.write_record`)."""
     record = dict(record)
     record.update(
         task=task,

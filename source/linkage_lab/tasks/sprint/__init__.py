@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from linkage_lab.tasks.registry import import_config_packages
 
-CONFIG_PACKAGES = import_config_packages(__name__)
-#: Every robot's sprint tasks, each robot's preferred first.
-SPRINT_TASKS: tuple[str, ...] = tuple(task for module in CONFIG_PACKAGES for task in module.SPRINT_TASKS)
-#: Where ``scripted``, ONNX files and ``latest`` race: one per robot that has a sprint.
-DEFAULT_SPRINT_TASKS: tuple[str, ...] = tuple(module.DEFAULT_SPRINT_TASK for module in CONFIG_PACKAGES)
+
+def sprint_tasks() -> tuple[str, ...]:
+    """Every robot's sprint tasks, each robot's preferred first (registering them)."""
+    return tuple(task for module in import_config_packages(__name__) for task in module.SPRINT_TASKS)
+
+
+def default_sprint_tasks() -> tuple[str, ...]:
+    """Where ``scripted``, ONNX files and ``latest`` race: one per robot that has a sprint."""
+    return tuple(module.DEFAULT_SPRINT_TASK for module in import_config_packages(__name__))

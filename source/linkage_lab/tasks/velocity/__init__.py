@@ -1,7 +1,2 @@
-"""Velocity-tracking tasks on flat ground; each robot folder under ``config/`` registers its task ids."""
-
-from __future__ import annotations
-
-from linkage_lab.tasks.registry import import_config_packages
-
-CONFIG_PACKAGES = import_config_packages(__name__)
+"""Velocity-tracking tasks; each robot folder under ``config/`` registers its task ids
+(:func:`linkage_lab.tasks.registry.register_tasks`)."""
