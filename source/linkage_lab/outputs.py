@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from linkage_lab.io import write_json_atomic
+
 #: The manifest each command writes into its output folder.
 MANIFEST_FILE = ".linkage-lab-output.json"
 
@@ -148,7 +150,6 @@ def probe_writable(path: Path, what: str = "output folder") -> None:
 
 def _write_manifest(folder: Path, command: str) -> None:
     import linkage_lab
-    from linkage_lab.io import write_json_atomic
 
     files = sorted(rel for rel in _relative_files(folder) if rel != MANIFEST_FILE)
     write_json_atomic(

@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from linkage_lab.io import write_bytes_atomic, write_json_atomic
 from linkage_lab.paths import REPO_ROOT
 
 #: Where shipped policies live, one folder per task id.
@@ -73,8 +74,6 @@ def stage_policy(task: str, checkpoint: Path, info: dict[str, Any], root: Path |
     shipped policy as it was (remove the folder with :func:`discard_staged`).
     """
     import tempfile
-
-    from linkage_lab.io import write_bytes_atomic, write_json_atomic
 
     root = Path(root or PRETRAINED_DIR)
     root.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from linkage_lab.config_ranges import range_errors
+from linkage_lab.console import framework_output
 
 #: Hydra override grammar: ``key.path=value`` or a preset selector ``group=name`` (``+``/``~`` prefixes allowed).
 _OVERRIDE_RE = re.compile(r"^[+~]{0,2}[A-Za-z_][\w.\[\]-]*=.*$")
@@ -227,7 +228,6 @@ def resolve_configs(task: str, overrides: Sequence[str] = (), device: str | None
         OverrideError: An override token is malformed.
         DeviceError: ``device`` (or the automatic choice's override) is not usable here.
     """
-    from linkage_lab.console import framework_output
     from linkage_lab.tasks.registry import require_task
 
     require_task(task)
@@ -317,7 +317,6 @@ def make_env(
         env_cfg.scene.num_envs = int(num_envs)
     if env_cfg_hook is not None:
         env_cfg_hook(env_cfg)
-    from linkage_lab.console import framework_output
 
     error: Exception | None = None
     try:

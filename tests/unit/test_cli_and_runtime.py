@@ -101,8 +101,12 @@ def test_unknown_robot_for_assets(capsys):
 def test_entry_point_registers_tasks():
     from importlib.metadata import entry_points
 
-    names = {ep.value for ep in entry_points(group="isaaclab.tasks")}
-    assert "linkage_lab.tasks" in names
+    import gymnasium as gym
+
+    (entry,) = [ep for ep in entry_points(group="isaaclab.tasks") if ep.name == "linkage_lab"]
+    assert entry.value == "linkage_lab.tasks.registered"
+    entry.load()  # what Isaac Lab does with it: every task id is registered
+    assert {"LinkageLab-Velocity-Flat-Limit", "LinkageLab-Velocity-Flat-Marvin-Residual"} <= set(gym.registry)
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from linkage_lab.description.model import RobotModel
+from linkage_lab.io import write_json_atomic
 from linkage_lab.kinematics.rotation import axis_rotation
 
 #: The estimator's file in an exported bundle: its leg chains and noise model (:func:`write_estimator`).
@@ -252,7 +253,6 @@ def estimator_from_document(document: dict[str, Any]) -> tuple[BaseVelocityEstim
 
 def write_estimator(out_dir: str | Path, estimator: BaseVelocityEstimator, joint_names: Sequence[str]) -> Path:
     """Write :data:`ESTIMATOR_FILE` into ``out_dir`` (atomically); returns its path."""
-    from linkage_lab.io import write_json_atomic
 
     return write_json_atomic(Path(out_dir) / ESTIMATOR_FILE, estimator_document(estimator, joint_names))
 

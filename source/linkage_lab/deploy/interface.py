@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from linkage_lab.deploy.wire import WireSpec
+from linkage_lab.robots.registry import MissingCapability
 from linkage_lab.sim2sim.bundle import Bundle, BundleError
 from linkage_lab.sim2sim.drive import MotorCommand
 from linkage_lab.sim2sim.robot_side import resolve_robot
@@ -67,7 +68,6 @@ def load_robot_side(bundle: Bundle) -> tuple[Any, RobotInterface]:
     Raises:
         BundleError: The robot is unknown or has no wire, closed-chain model or robot-side code.
     """
-    from linkage_lab.robots.registry import MissingCapability
 
     spec, factory = resolve_robot(bundle)
     try:

@@ -14,6 +14,7 @@ import numpy as np
 from linkage_lab.deploy.controller import STATES
 from linkage_lab.deploy.recording import read_recording
 from linkage_lab.deploy.timing import timing_table
+from linkage_lab.io import save_figure_atomic
 
 #: Motors drawn in the tracking panel (the first of each kind would do; these are actuator indices).
 _TRACKED = 3
@@ -95,8 +96,6 @@ def _plot(run: dict[str, Any], periods: np.ndarray, period_s: float, out: Path) 
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from linkage_lab.io import save_figure_atomic
 
     fig, axes = plt.subplots(3, 1, figsize=(9, 9))
     names = run["metadata"].get("motor_names", "").split(",")

@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from linkage_lab.deploy.onnx_session import cpu_session
+from linkage_lab.io import write_bytes_atomic
+
 if TYPE_CHECKING:
     from linkage_lab.gait.commanded import CommandedBipedGait
 
@@ -101,8 +104,6 @@ def write_gait_graph(module: CommandedBipedGait, path: Path) -> Path:
     import onnx
     import torch
 
-    from linkage_lab.io import write_bytes_atomic
-
     module = module.to("cpu").eval()
     example = tuple(torch.zeros(2, width) for width, _ in GAIT_INPUTS.values())
     example[2][:, 2] = -1.0  # upright, so the trace runs through ordinary values
@@ -174,7 +175,6 @@ class ResidualGaitComposer:
     """
 
     def __init__(self, bundle_dir: Path):
-        from linkage_lab.deploy.onnx_session import cpu_session
 
         bundle_dir = Path(bundle_dir)
         metadata = json.loads((bundle_dir / "metadata.json").read_text())

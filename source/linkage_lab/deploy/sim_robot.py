@@ -28,6 +28,7 @@ import numpy as np
 
 from linkage_lab.deploy.transport import Bus, imu_arrays, take_newest
 from linkage_lab.deploy.wire import TARGET_FIELDS
+from linkage_lab.io import write_json_atomic
 from linkage_lab.sim2sim.drive import MotorCommand, driver_clamp, motor_pd_torque
 from linkage_lab.sim2sim.metrics import FallRule
 from linkage_lab.sim2sim.mjcf import FREE_JOINT
@@ -208,7 +209,6 @@ class SimulatedRobot:
 
     def write_log(self, path: str | Path) -> Path:
         """The truth log as JSON (atomic): columns and rows."""
-        from linkage_lab.io import write_json_atomic
 
         columns = ["time_s", "x_m", "y_m", "z_m", "forward_mps", "lateral_mps", "yaw_rate_radps", "fallen"]
         return write_json_atomic(Path(path), {"robot": self.chain.name, "columns": columns, "rows": self.log})

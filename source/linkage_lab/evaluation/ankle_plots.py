@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from linkage_lab.io import save_figure_atomic
 from linkage_lab.kinematics.ankle_report import MIN_TRANSMISSION, AnkleSurvey
 from linkage_lab.kinematics.rsu_geometry import RSUAnkleGeometry
 
@@ -14,8 +15,6 @@ from linkage_lab.kinematics.rsu_geometry import RSUAnkleGeometry
 def plot_transmission_map(data: AnkleSurvey, report: dict[str, Any], path: str | Path, dpi: int = 120) -> Path:
     """Write the transmission map (min over the two motors) with the worst pose marked (PNG)."""
     from matplotlib.figure import Figure
-
-    from linkage_lab.io import save_figure_atomic
 
     worst = report["worst_transmission"]
     field = data.transmission.min(axis=-1).T  # (R, P)
@@ -56,8 +55,6 @@ def plot_transmission_map(data: AnkleSurvey, report: dict[str, Any], path: str |
 def plot_torque_diamond(geometry: RSUAnkleGeometry, diamond: dict[str, Any], path: str | Path, dpi: int = 120) -> Path:
     """Write the feasible torque set at a pose vs the simulator's box and the demand (PNG)."""
     from matplotlib.figure import Figure
-
-    from linkage_lab.io import save_figure_atomic
 
     fig = Figure(figsize=(6.5, 5.5))
     ax = fig.subplots()

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from linkage_lab.io import save_figure_atomic
+from linkage_lab.outputs import OutputDirError
 
 #: Folder inside the run that :func:`write_training_curves` writes to.
 CURVES_DIR = "curves"
@@ -117,7 +118,6 @@ def write_training_curves(run_dir: str | Path, out_dir: str | Path | None = None
         NoEventsError: The run has no scalars yet.
         OutputDirError: ``replace`` is off and a PNG to write already exists.
     """
-    from linkage_lab.outputs import OutputDirError
 
     run_dir = Path(run_dir)
     out_dir = Path(out_dir) if out_dir is not None else run_dir / CURVES_DIR

@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from linkage_lab.evaluation.replay import AnkleReplay
+from linkage_lab.io import save_figure_atomic
+from linkage_lab.kinematics.ankle_report import survey
 
 #: File names the evaluation writes.
 MOTOR_TORQUE_PLOT = "ankle_motor_torque.png"
@@ -22,8 +24,6 @@ def plot_normalised_motor_torque(replay: AnkleReplay, path: str | Path, title: s
     dashed square ``T_rated / T_peak``.
     """
     from matplotlib.figure import Figure
-
-    from linkage_lab.io import save_figure_atomic
 
     fig = Figure(figsize=(6.5, 6.0))
     ax = fig.subplots()
@@ -74,9 +74,6 @@ def plot_visited_poses(replay: AnkleReplay, path: str | Path, title: str = "", d
     transmissions get the poses on a blank background.
     """
     from matplotlib.figure import Figure
-
-    from linkage_lab.io import save_figure_atomic
-    from linkage_lab.kinematics.ankle_report import survey
 
     samples = replay.samples()
     fig = Figure(figsize=(6.0 * len(samples), 4.8))

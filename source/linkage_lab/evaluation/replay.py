@@ -22,6 +22,8 @@ from typing import Any
 import torch
 
 from linkage_lab.kinematics.transmission import Transmission
+from linkage_lab.robots.ankles import ankle_robot, default_preset, rsu_ankle_transmission
+from linkage_lab.robots.registry import get_robot
 
 #: Samples kept per ankle for the scatter plots (the statistics use every sample).
 DEFAULT_MAX_KEPT_SAMPLES = 200_000
@@ -319,8 +321,6 @@ def ankle_geometry_preset(transmissions: Iterable[str], robot: str | None = None
     Raises:
         ValueError: The two ankles use different presets (one bridge per robot cannot serve both).
     """
-    from linkage_lab.robots.ankles import ankle_robot, default_preset
-    from linkage_lab.robots.registry import get_robot
 
     robot = ankle_robot(robot)
     own = default_preset(robot)
@@ -339,7 +339,6 @@ def rsu_ankle_replay(preset: str | None = None, robot: str | None = None, **opti
         robot: The robot; ``None``: the one registered robot with RSU ankles.
         **options: Passed to :class:`AnkleReplay` (``worst_count``, ``max_kept_samples``).
     """
-    from linkage_lab.robots.ankles import rsu_ankle_transmission
 
     ankles = {side: rsu_ankle_transmission(side=side, preset=preset, robot=robot) for side in ("left", "right")}
     motor = ankles["left"].geometry.motor

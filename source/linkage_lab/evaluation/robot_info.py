@@ -7,6 +7,9 @@ from typing import Any
 
 import torch
 
+from linkage_lab.actuators.transmissions import make_transmission
+from linkage_lab.robots.registry import get_robot, robot_for_joints
+
 #: Marvin-style linkage ankles: ``<side>_ankle_pitch`` and ``<side>_ankle_roll`` in one linkage group.
 
 
@@ -120,7 +123,6 @@ def joint_effort_limits(env: Any, names: list[str]) -> dict[str, JointLimit]:
     (knee). Any other joint gets its actuator's effort limit.
     """
     from linkage_lab.actuators.linkage_actuator import LinkageActuator
-    from linkage_lab.actuators.transmissions import make_transmission
 
     limits: dict[str, JointLimit] = {}
     for actuator in robot_of(env).actuators.values():
@@ -142,7 +144,6 @@ def joint_effort_limits(env: Any, names: list[str]) -> dict[str, JointLimit]:
 def linkage_ankles(env: Any) -> dict[str, tuple[str, str]]:
     """The robot's RSU ankles (``RobotSpec.rsu_ankles``) its linkage actuator drives, in either model
     (the real linkage or the box): ``{side: (pitch joint, roll joint)}`` (empty for none)."""
-    from linkage_lab.robots.registry import get_robot
 
     groups = {tuple(group["joints"]) for group in linkage_groups(env)}
     return {side: joints for side, joints in get_robot(robot_name(env)).rsu_ankles.items() if tuple(joints) in groups}
@@ -159,7 +160,6 @@ def robot_kind(joint_names: list[str]) -> str:
     Raises:
         UnknownRobot: No registered robot has those joints.
     """
-    from linkage_lab.robots.registry import robot_for_joints
 
     return robot_for_joints(joint_names, any_order=True).name
 

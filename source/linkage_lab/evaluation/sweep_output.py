@@ -17,7 +17,8 @@ from linkage_lab.evaluation.sweep import (
     sweep_document,
     task_acceptance,
 )
-from linkage_lab.io import write_json_atomic
+from linkage_lab.io import save_figure_atomic, write_json_atomic
+from linkage_lab.outputs import check_output_dir, staged_directory
 
 SWEEP_PLOT = "sweep.png"
 
@@ -26,8 +27,6 @@ def plot_sweep(sweep: dict[str, Any], path: str | Path, dpi: int = 120) -> Path:
     """The sweep as a picture: achieved vs commanded forward speed and yaw rate per case, and each
     case's RMS errors against the targets (bars red where a check failed)."""
     from matplotlib.figure import Figure
-
-    from linkage_lab.io import save_figure_atomic
 
     rows = sweep["cases"]
     names = [case_name(r).replace("_", "\n") for r in rows]
@@ -102,7 +101,6 @@ def run_sweep(
     from dataclasses import replace
 
     from linkage_lab.evaluation.evaluate import default_out_dir, evaluate
-    from linkage_lab.outputs import check_output_dir, staged_directory
 
     acceptance = task_acceptance(request.task)
     cases = acceptance.cases if cases is None else cases

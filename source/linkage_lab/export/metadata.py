@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from linkage_lab.robots.registry import get_robot
+
 #: Version of the metadata layout.
 METADATA_VERSION = 1
 
@@ -169,7 +171,6 @@ def check_ankle_preset(checkpoint: Path, metadata: dict[str, Any]) -> None:
 
 def _joint_ids(robot: str, names: list[str]) -> list[int] | None:
     """The robot's own joint numbering of ``names`` (its ``RobotSpec.joint_ids``), ``None`` without one."""
-    from linkage_lab.robots.registry import get_robot
 
     spec = get_robot(robot)
     if spec.joint_ids is None:
@@ -181,7 +182,6 @@ def _joint_ids(robot: str, names: list[str]) -> list[int] | None:
 def _ankle_preset(robot: str, linkages: list[dict[str, Any]]) -> str | None:
     """The RSU ankle geometry preset of a robot with RSU ankles (``None`` for others)."""
     from linkage_lab.evaluation.replay import ankle_geometry_preset
-    from linkage_lab.robots.registry import get_robot
 
     if not get_robot(robot).rsu_ankles:
         return None

@@ -19,7 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from linkage_lab.evaluation.sweep import task_acceptance
 from linkage_lab.io import write_text_atomic
+from linkage_lab.tasks.observability import ROBOT_SOURCES
 
 MODEL_CARD_FILE = "MODEL_CARD.md"
 #: The records a card is made from, by role, as ``linkage-lab ship`` names them in ``policies/<task>/``.
@@ -65,7 +67,6 @@ def read_records(policy_dir: Path) -> dict[str, dict[str, Any]]:
 
 def known_misses(task: str) -> tuple[Any, ...]:
     """The task's known misses (:class:`~linkage_lab.evaluation.sweep.KnownMiss`), each with its reason."""
-    from linkage_lab.evaluation.sweep import task_acceptance
 
     return tuple(task_acceptance(task).known_misses)
 
@@ -131,7 +132,6 @@ def _observation_section(metadata: dict[str, Any] | None, role: str) -> list[str
     lines = ["## What it observes", ""]
     if metadata is None:
         return lines + [f"Not recorded: `{RECORD_FILES[role]}` is not in the folder (`linkage-lab ship` exports it)."]
-    from linkage_lab.tasks.observability import ROBOT_SOURCES
 
     period = float(metadata["control_period_s"])
     lines += [

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from linkage_lab.deploy.onnx_session import cpu_session
+
 METADATA_FILE = "metadata.json"
 POLICY_FILE = "policy.onnx"
 #: Keys of ``metadata.json`` the runner needs.
@@ -209,7 +211,6 @@ class BundlePolicy:
     """
 
     def __init__(self, bundle: Bundle):
-        from linkage_lab.deploy.onnx_session import cpu_session
 
         self.bundle = bundle
         metadata = bundle.metadata

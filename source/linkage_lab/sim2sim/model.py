@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from linkage_lab.actuators.transmissions import make_transmission
 from linkage_lab.dynamics.torque_speed import dc_torque_bounds
 from linkage_lab.io import write_text_atomic
+from linkage_lab.sim2sim.assembly import assemble_rods, lift_onto_ground
 from linkage_lab.sim2sim.mjcf import FREE_JOINT, MjcfDocument
 
 
@@ -66,7 +68,6 @@ class Linkage:
         """The :class:`~linkage_lab.kinematics.transmission.Transmission` (imports torch)."""
         if self.factory is not None:
             return self.factory()
-        from linkage_lab.actuators.transmissions import make_transmission
 
         return make_transmission(self.transmission)
 
@@ -302,8 +303,6 @@ class ClosedChainModel:
                 point is this high above the ground (m); ``None``: leave the height as given.
         """
         import mujoco
-
-        from linkage_lab.sim2sim.assembly import assemble_rods, lift_onto_ground
 
         model = data.model
         b = self.bind(model)

@@ -14,7 +14,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from linkage_lab.evaluation.sweep import CommandCase
+from linkage_lab.io import save_figure_atomic, write_json_atomic, write_text_atomic
+from linkage_lab.sim2sim.bundle import Bundle, load_bundle
 from linkage_lab.sim2sim.stress import STRESS_SET, StressCondition
+from linkage_lab.sim2sim.sweep import SWEEP_DURATION_S, run_closed_chain_sweep
 
 REALITY_GAP_FILE = "reality_gap.json"
 REALITY_GAP_TABLE = "reality_gap.md"
@@ -41,8 +45,6 @@ def run_reality_gap(
         seed: Seed of the start kicks.
         on_row: Called with each finished ``(condition name, sweep row)`` (progress).
     """
-    from linkage_lab.sim2sim.bundle import Bundle, load_bundle
-    from linkage_lab.sim2sim.sweep import SWEEP_DURATION_S, run_closed_chain_sweep
 
     loaded = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
     duration = SWEEP_DURATION_S if duration_s is None else duration_s
@@ -95,7 +97,6 @@ def run_reality_gap(
 
 def _summary(row: dict[str, Any]) -> dict[str, Any]:
     """The few figures of a closed-chain sweep row the reality-gap table shows."""
-    from linkage_lab.evaluation.sweep import CommandCase
 
     command = row["command"]
     figures = ("lin_vel_xy_rms_mps", "yaw_rate_rms_radps", "mean_forward_speed_mps", "mean_yaw_rate_radps")
@@ -174,14 +175,12 @@ def plot_reality_gap(document: dict[str, Any], path: str | Path, dpi: int = 120)
     axes.set_title(f"Reality gap on the closed chain: {document['task']} (dashed: target; nF: falls)")
     axes.legend(fontsize=7, ncols=3)
     figure.tight_layout()
-    from linkage_lab.io import save_figure_atomic
 
     return save_figure_atomic(figure, path, dpi)
 
 
 def write_reality_gap(folder: str | Path, document: dict[str, Any]) -> Path:
     """Write ``reality_gap.json`` (atomically), ``reality_gap.md`` and ``reality_gap.png``; returns the JSON's path."""
-    from linkage_lab.io import write_json_atomic, write_text_atomic
 
     folder = Path(folder)
     path = write_json_atomic(folder / REALITY_GAP_FILE, document)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from linkage_lab.robots.registry import MissingCapability, UnknownRobot, get_robot
 from linkage_lab.sim2sim.bundle import Bundle, BundleError
 
 
@@ -13,7 +14,6 @@ def resolve_robot(bundle: Bundle) -> tuple[Any, Any]:
     Raises:
         BundleError: The robot is unknown, has no closed-chain model, or no sim2sim robot side.
     """
-    from linkage_lab.robots.registry import MissingCapability, UnknownRobot, get_robot
 
     try:
         spec = get_robot(bundle.robot)

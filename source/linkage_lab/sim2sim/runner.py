@@ -25,10 +25,16 @@ from typing import Any
 
 import numpy as np
 
+from linkage_lab.evaluation.video import RolloutRecorder
+from linkage_lab.io import write_json_atomic
+from linkage_lab.outputs import write_output
+from linkage_lab.paths import REPO_ROOT
+from linkage_lab.robots.assets import asset_paths
 from linkage_lab.sim2sim.bundle import Bundle, BundleError, load_bundle
 from linkage_lab.sim2sim.drive import MotorCommand, RobotSide, driver_clamp, motor_pd_torque
 from linkage_lab.sim2sim.latency import DelayLine, Latency
 from linkage_lab.sim2sim.metrics import FallRule, MotorTorqueStats, feet_in_contact, foot_geoms
+from linkage_lab.sim2sim.mjcf import FREE_JOINT
 from linkage_lab.sim2sim.race import SPRINT_HEADING, SPRINT_LANE, heading_hold, race_as_it_stands, sprint_setup
 from linkage_lab.sim2sim.robot_side import check_io_options, resolve_robot
 from linkage_lab.sim2sim.sensors import SensorReader, Sensors
@@ -213,8 +219,6 @@ def _kick_base(run: _Run, kick: Sequence[float]) -> None:
     frame, its angular velocity in the body's, whose z is the world's at the upright start)."""
     import mujoco
 
-    from linkage_lab.sim2sim.mjcf import FREE_JOINT
-
     values = [float(v) for v in kick]
     if len(values) != 3 or not all(math.isfinite(v) for v in values):
         raise ValueError(f"base_kick must be three finite numbers (v_x, v_y, omega_z), got {kick!r}")
@@ -237,8 +241,6 @@ def _check_request(policy: str, duration_s: float | None, sprint: bool) -> None:
 
 def _recorder(bundle: Bundle) -> Any:
     """A recorder of the run for the evaluation's offscreen renderer (the serial URDF posed from the run)."""
-    from linkage_lab.evaluation.video import RolloutRecorder
-    from linkage_lab.robots.assets import asset_paths
 
     return RolloutRecorder(list(bundle.joint_names), bundle.control_period_s, asset_paths(bundle.robot)["urdf"])
 
@@ -370,7 +372,6 @@ def _report(
 
 def default_out_dir(bundle: str | Path, policy: str, sprint: bool) -> Path:
     """``outputs/sim2sim/<bundle folder>_<policy>[_sprint]``."""
-    from linkage_lab.paths import REPO_ROOT
 
     name = f"{Path(bundle).resolve().name}_{policy}" + ("_sprint" if sprint else "")
     return REPO_ROOT / "outputs" / "sim2sim" / name
@@ -382,8 +383,6 @@ def write_report(report: dict[str, Any], out_dir: Path, force: bool = False) -> 
     Raises:
         OutputWriteError: ``out_dir`` could not be written; the report went to a temp folder it names.
     """
-    from linkage_lab.io import write_json_atomic
-    from linkage_lab.outputs import write_output
 
     write_output(out_dir, SIM2SIM_COMMAND, lambda folder: write_json_atomic(folder / REPORT_FILE, report), force)
     return Path(out_dir) / REPORT_FILE

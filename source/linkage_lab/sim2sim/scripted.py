@@ -15,6 +15,7 @@ import torch
 
 from linkage_lab.gait.biped import BipedGait, TorsoState
 from linkage_lab.gait.policy import describe, gait_targets
+from linkage_lab.robots.registry import get_robot
 from linkage_lab.sim2sim.sensors import Sensors
 
 #: Time the robot holds its crouch before stepping (s), as ScriptedPolicy's default.
@@ -27,7 +28,6 @@ def scripted_gait(robot: str, sprint: bool, joint_names: tuple[str, ...]) -> Any
     Raises:
         MissingCapability: The robot has no such gait.
     """
-    from linkage_lab.robots.registry import get_robot
 
     spec = get_robot(robot)
     return spec.require("sprint_gait")() if sprint else spec.require("scripted_gait")(joint_names)

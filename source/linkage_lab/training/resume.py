@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from linkage_lab.paths import LOG_DIR
+from linkage_lab.pretrained import NoPretrainedPolicy, pretrained_checkpoint
 from linkage_lab.runs import experiment_dir, latest_checkpoint, latest_run_dir
 
 
@@ -54,7 +55,6 @@ def _latest(task: str, experiment_name: str, log_root: Path) -> Path:
 
 def _pretrained(task: str, experiment_name: str, log_root: Path) -> Path:
     """The policy shipped for ``task``: fine-tuning it starts a new run."""
-    from linkage_lab.pretrained import NoPretrainedPolicy, pretrained_checkpoint
 
     try:
         return pretrained_checkpoint(task)

@@ -10,6 +10,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from linkage_lab.console import say
 from linkage_lab.training.errors import TrainingConfigError
 
 #: Fewest envs per simulation process when the count is picked automatically: below it a process's
@@ -77,7 +78,6 @@ def training_vec_env(
         with make_env(task, num_envs, device, overrides, env_cfg_hook=prepare) as (env, agent_cfg):
             yield RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions), agent_cfg
         return
-    from linkage_lab.console import say
     from linkage_lab.training.parallel import ParallelVecEnv
 
     env_cfg, agent_cfg = configs

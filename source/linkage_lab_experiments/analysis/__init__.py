@@ -11,6 +11,8 @@ The S3N fidelity benchmark against the closed-chain oracle (:mod:`~linkage_lab_e
 
 from __future__ import annotations
 
+from linkage_lab.robots.registry import MissingCapability, get_robot, robots_with
+
 
 def pick_robot(capability: str, robot: str | None = None) -> str:
     """The robot an experiment runs on: ``robot`` if given, else the one registered robot with ``capability``.
@@ -23,7 +25,6 @@ def pick_robot(capability: str, robot: str | None = None) -> str:
         MissingCapability: ``robot`` lacks ``capability``.
         ValueError: ``robot`` is ``None`` and no robot, or more than one, has ``capability``.
     """
-    from linkage_lab.robots.registry import MissingCapability, get_robot, robots_with
 
     candidates = robots_with(capability)
     if robot is not None:

@@ -24,6 +24,9 @@ import torch
 
 from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3N_MODELS, S3NCfg, S3NModel, integrated_inertia
+from linkage_lab.io import save_figure_atomic
+from linkage_lab.robots.registry import get_robot
+from linkage_lab_experiments.analysis import pick_robot
 from linkage_lab_experiments.analysis.identify import MpIdentification, forward_difference_acceleration, identify_mp
 from linkage_lab_experiments.analysis.leg_run import (
     PARALLELOGRAM_J,
@@ -82,8 +85,6 @@ class FidelityCfg:
             robot: A registered robot with those extras; ``None``: the only one that has them.
             overrides: Replace any field.
         """
-        from linkage_lab.robots.registry import get_robot
-        from linkage_lab_experiments.analysis import pick_robot
 
         spec = get_robot(pick_robot("leg_body", robot))
         s3n = spec.extra("s3n_cfg")("s3n_act")
@@ -287,8 +288,6 @@ def plot_fidelity(result: FidelityResult, cfg: FidelityCfg, out_dir: str | Path)
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from linkage_lab.io import save_figure_atomic
 
     out_dir = Path(out_dir)
     oracle = result.traces["oracle"]

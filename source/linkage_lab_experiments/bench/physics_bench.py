@@ -20,6 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from linkage_lab.runtime import resolve_configs
+from linkage_lab_experiments.bench.env_bench import run_worker
+
 
 @dataclass(frozen=True)
 class PlainModelSpec:
@@ -161,8 +164,6 @@ def compare(
     Measured one after the other in this run; the ratio ``task / plain`` is the share of plain
     MuJoCo's speed the task reaches.
     """
-    from linkage_lab.runtime import resolve_configs
-    from linkage_lab_experiments.bench.env_bench import run_worker
 
     env_cfg, _ = resolve_configs(task, [], "cpu")
     spec = spec_from_env_cfg(env_cfg)

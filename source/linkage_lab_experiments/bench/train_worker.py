@@ -16,6 +16,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from linkage_lab.runtime import configure_cpu_threads, resolve_configs
+
 
 def measure(task: str, num_envs: int, iterations: int, warmup: int, overrides: list[str], workers: int = 1) -> dict:
     """Seconds per PPO iteration (collection, update) of ``task`` at ``num_envs``, after ``warmup`` iterations.
@@ -72,7 +74,6 @@ def measure(task: str, num_envs: int, iterations: int, warmup: int, overrides: l
 @contextlib.contextmanager
 def _vec_env(task: str, num_envs: int, overrides: list[str], workers: int) -> Iterator[tuple[Any, Any]]:
     """The rsl-rl ``VecEnv`` and agent config of the measurement, built as training builds them."""
-    from linkage_lab.runtime import configure_cpu_threads, resolve_configs
     from linkage_lab.training.vec_env import training_vec_env
 
     env_cfg, agent_cfg = resolve_configs(task, overrides)

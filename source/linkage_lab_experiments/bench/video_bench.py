@@ -10,6 +10,7 @@ from pathlib import Path
 
 from linkage_lab.evaluation.offscreen import build_scene
 from linkage_lab.evaluation.video import RolloutRecorder, RolloutRecording, render_video
+from linkage_lab.robots.assets import ensure_assets
 
 
 def synthetic_recording(robot_urdf: Path, frames: int, control_period_s: float = 0.04) -> RolloutRecording:
@@ -40,7 +41,6 @@ def run_video_bench(robot: str, frames: int = 100, sizes: Sequence[tuple[int, in
     Raises:
         RenderUnavailable: No OpenGL backend.
     """
-    from linkage_lab.robots.assets import ensure_assets
 
     urdf = Path(ensure_assets(robot)).with_suffix(".urdf")
     recording = synthetic_recording(urdf, frames)

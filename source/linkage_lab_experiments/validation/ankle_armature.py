@@ -36,6 +36,7 @@ from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3NCfg
 from linkage_lab.io import strict_json
 from linkage_lab.kinematics.transmission import Transmission
+from linkage_lab.robots.registry import get_robot
 from linkage_lab_experiments.analysis import pick_robot
 from linkage_lab_experiments.analysis.leg_run import LegRun, drive_loop
 from linkage_lab_experiments.validation.ankle_oracle import AnkleOracle, AnkleOracleCfg, SerialAnkle, ankle_parts
@@ -49,7 +50,6 @@ POSES = ((0.0, 0.0), (0.45, 0.2), (-0.45, -0.2), (0.45, -0.2), (-0.45, 0.2))
 
 def ankle_geometry(robot: str | None = None):
     """The robot's ankle geometry (its ``ankle_geometry`` extra; ``None``: the only robot with one)."""
-    from linkage_lab.robots.registry import get_robot
 
     return get_robot(pick_robot("ankle_geometry", robot)).extra("ankle_geometry")()
 
@@ -67,7 +67,6 @@ def ankle_drive_cfgs(
     Returns:
         ``{model: drive config}`` and the ankle's transmission.
     """
-    from linkage_lab.robots.registry import get_robot
 
     build = get_robot(pick_robot("ankle_drive_cfg", robot)).extra("ankle_drive_cfg")
     configs = {}

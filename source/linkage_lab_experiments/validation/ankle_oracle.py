@@ -22,7 +22,9 @@ import numpy as np
 
 from linkage_lab.dynamics.serial_leg import full_mass_matrix
 from linkage_lab.kinematics.rsu_geometry import RSUAnkleGeometry
+from linkage_lab.robots.registry import get_robot
 from linkage_lab.sim2sim.assembly import rotation_between
+from linkage_lab_experiments.analysis import pick_robot
 
 _ROD_SITES = ("rod_end_a", "rod_end_b")
 _FOOT_SITES = ("foot_pin_a", "foot_pin_b")
@@ -51,8 +53,6 @@ def ankle_parts(robot: str | None = None, side: str = "left") -> tuple[RigidPart
         robot: ``None``: the only robot with the extra.
         side: ``left`` or ``right``.
     """
-    from linkage_lab.robots.registry import get_robot
-    from linkage_lab_experiments.analysis import pick_robot
 
     cross, foot = get_robot(pick_robot("ankle_parts", robot)).extra("ankle_parts")(side)
     return RigidPart(*cross), RigidPart(*foot)

@@ -32,12 +32,23 @@ import torch
 from linkage_lab.arguments import finite_float
 from linkage_lab.dynamics.drive import LinkageDrive
 from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
-from linkage_lab.dynamics.s3n import two_link_inertia
+from linkage_lab.dynamics.s3n import S3N_MODELS, two_link_inertia
 from linkage_lab.dynamics.serial_leg import LegBody, full_mass_matrix
 from linkage_lab.io import strict_json
 from linkage_lab.kinematics.transmission import parallelogram_leg
+from linkage_lab.robots.assets import generate_urdf
+from linkage_lab.robots.registry import get_robot
 from linkage_lab_experiments.analysis import pick_robot
-from linkage_lab_experiments.validation.stance_leg import RigCfg, SerialRigLeg
+from linkage_lab_experiments.analysis.fidelity import FidelityCfg, chirp_targets
+from linkage_lab_experiments.validation.isaac_leg import LEG_CAPABILITY, leg_task, task_drive_cfg
+from linkage_lab_experiments.validation.stance_leg import (
+    RigCfg,
+    SerialRigLeg,
+    compare_estimates,
+    mean_pos_rmse,
+    stance_mass_kg,
+    winner,
+)
 
 #: Stance sets of the whole-robot argument: standing on four feet, and a trot's diagonal pair A.
 STANCES: dict[str, tuple[str, ...]] = {"stand": ("fl", "fr", "rl", "rr"), "trot": ("fl", "rr")}
@@ -128,9 +139,6 @@ def robot_contact_ratios(drive_cfg: LinkageDriveCfg, robot: str | None = None) -
     """
     import mujoco
 
-    from linkage_lab.robots.assets import generate_urdf
-    from linkage_lab.robots.registry import get_robot
-
     robot = pick_robot("leg_body", robot)
     config = get_robot(robot).config()
     spec = mujoco.MjSpec.from_string(generate_urdf(robot))
@@ -213,11 +221,6 @@ def run_contact_experiment(
     Returns:
         JSON-ready ``{"settings", "rmse", "rig_sweep", "robot_ratios", "contact_winner", "task_default"}``.
     """
-    from linkage_lab.dynamics.s3n import S3N_MODELS
-    from linkage_lab.robots.registry import get_robot
-    from linkage_lab_experiments.analysis.fidelity import FidelityCfg, chirp_targets
-    from linkage_lab_experiments.validation.isaac_leg import LEG_CAPABILITY, leg_task, task_drive_cfg
-    from linkage_lab_experiments.validation.stance_leg import compare_estimates, mean_pos_rmse, stance_mass_kg, winner
 
     robot = pick_robot(LEG_CAPABILITY, robot)
     _, dt = leg_task(robot)

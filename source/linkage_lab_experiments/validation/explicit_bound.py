@@ -22,6 +22,7 @@ import numpy as np
 
 from linkage_lab.arguments import finite_float
 from linkage_lab.io import strict_json
+from linkage_lab.robots.registry import get_robot
 from linkage_lab_experiments.analysis import pick_robot
 
 #: Stepped targets: ±``STEP_RAD`` on hip and knee about the reference pose, flipping every ``STEP_PERIOD_S``.
@@ -52,7 +53,6 @@ def run_bound_experiment(
 
     ``reflected_inertia_kgm2`` replaces both motors' rotor inertia (e.g. the S3N paper's 0.0162, the Limit's former
     placeholder, whose explicit torques are four times larger); ``None``: the robot config's."""
-    from linkage_lab.robots.registry import get_robot
     from linkage_lab_experiments.analysis.fidelity import FidelityCfg, chirp_targets
     from linkage_lab_experiments.validation.isaac_leg import LEG_CAPABILITY, leg_task, task_drive_cfg
     from linkage_lab_experiments.validation.stance_leg import (

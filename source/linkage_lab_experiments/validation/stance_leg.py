@@ -23,6 +23,8 @@ from linkage_lab.dynamics.drive import LinkageDrive
 from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.dynamics.serial_leg import LegBody, leg_bodies_xml, mjcf_header
 from linkage_lab.kinematics.transmission import PARALLELOGRAM_LEG_JACOBIAN, parallelogram_leg
+from linkage_lab.robots.registry import get_robot
+from linkage_lab_experiments.analysis import pick_robot
 from linkage_lab_experiments.analysis.leg_run import LegRun, bare_drive_cfg, drive_loop, oracle_at_step
 from linkage_lab_experiments.analysis.oracle import OracleCfg, ParallelogramOracle, loop_closure_xml, oracle_leg_xml
 
@@ -61,8 +63,6 @@ def stance_mass_kg(robot: str | None = None) -> float:
     Args:
         robot: ``None``: the only robot that provides it.
     """
-    from linkage_lab.robots.registry import get_robot
-    from linkage_lab_experiments.analysis import pick_robot
 
     return float(get_robot(pick_robot("stance_mass_kg", robot)).extra("stance_mass_kg")())
 

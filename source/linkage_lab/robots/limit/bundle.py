@@ -5,16 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from linkage_lab.robots.limit.config import limit_config
+from linkage_lab.robots.limit.deploy import write_deploy_config
+from linkage_lab.robots.limit.joints import JOINT_NAMES
 from linkage_lab.robots.registry import DeployFiles
 
 
 def bundle_deploy_writer(metadata: dict[str, Any]) -> DeployFiles:
     """The writer of ``deploy.json`` into a bundle folder."""
     from linkage_lab.deploy.base_velocity import write_estimator
-    from linkage_lab.robots.limit.config import limit_config
-    from linkage_lab.robots.limit.deploy import write_deploy_config
     from linkage_lab.robots.limit.estimator import limit_base_velocity_estimator
-    from linkage_lab.robots.limit.joints import JOINT_NAMES
 
     def write(out_dir: Path, metadata: dict[str, Any]) -> dict[str, str]:
         path = write_deploy_config(out_dir, metadata)

@@ -17,7 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from linkage_lab.robots.limit.description import build_limit_model
 from linkage_lab.robots.limit.joints import JOINT_NAMES, JOINT_TYPES, LEGS
+from linkage_lab.sim2sim.mjcf import bar_inertial, robot_document
+from linkage_lab.sim2sim.model import ClosedChainModel, Linkage, Motor, Rod
 
 #: The registered name of the hip/knee transmission (a built-in of the actuator layer).
 LEG_TRANSMISSION = "parallelogram"
@@ -39,9 +42,6 @@ def limit_closed_chain(
         floating_base: A free base (``False``: welded to the world, for bench checks).
     """
     from linkage_lab.dynamics.serial_leg import LinkageParts
-    from linkage_lab.robots.limit.description import build_limit_model
-    from linkage_lab.sim2sim.mjcf import bar_inertial, robot_document
-    from linkage_lab.sim2sim.model import ClosedChainModel, Linkage, Motor, Rod
 
     if cfg is None:
         from linkage_lab.robots.registry import get_robot

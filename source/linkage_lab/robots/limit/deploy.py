@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from linkage_lab.deploy.onnx_session import cpu_session
 from linkage_lab.deploy.wire import coupling_shift
 from linkage_lab.robots.limit.deploy_config import (
     DEPLOY_FILENAME,
@@ -237,7 +238,6 @@ class LimitDeployment:
             onnx_path = folder / config.policy_file if onnx_path is None else onnx_path
         if onnx_path is None:
             raise ValueError("LimitDeployment needs onnx_path when given a config object")
-        from linkage_lab.deploy.onnx_session import cpu_session
 
         self.config = config
         self.wire = WireMap(config)

@@ -14,6 +14,7 @@ import numpy as np
 
 from linkage_lab.io import write_json_atomic
 from linkage_lab.linkage_constants import PARALLELOGRAM_LEG_JACOBIAN
+from linkage_lab.robots.limit.config import limit_config
 from linkage_lab.robots.limit.joints import JOINT_IDS, JOINT_NAMES, JOINT_TABLE
 
 WireAngles = Literal["motor", "joint"]
@@ -295,7 +296,6 @@ def _per_joint(metadata: Mapping[str, Any], key: str, default: Any = None) -> tu
 
 def _robot_torque_limits() -> tuple[float, ...]:
     """Per-joint effort limits of ``configs/robots/limit.yaml`` (read at export time only)."""
-    from linkage_lab.robots.limit.config import limit_config
 
     limits = limit_config().joint_limits
     return tuple(limits[entry.joint].effort_nm for entry in JOINT_TABLE)

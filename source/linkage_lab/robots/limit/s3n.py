@@ -16,10 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from linkage_lab.description.model import combine_solids
 from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.dynamics.s3n import S3NCfg, S3NModel
 from linkage_lab.dynamics.serial_leg import LegBody, PlanarLink
 from linkage_lab.robots.limit.config import LimitConfig, limit_config
+from linkage_lab.robots.limit.description import build_limit_model
 
 #: The task whose leg the Isaac Lab cross-checks drive, and its physics step (s).
 TASK = "LinkageLab-Velocity-Flat-Limit"
@@ -65,8 +67,6 @@ def described_leg(
         The body, and the lower link's centre-of-mass offset across the link axis (m, +x), which
         :class:`LegBody` cannot carry (its centres of mass lie on the link axes).
     """
-    from linkage_lab.description.model import combine_solids
-    from linkage_lab.robots.limit.description import build_limit_model
 
     cfg = limit_config() if cfg is None else cfg
     model = build_limit_model(cfg)

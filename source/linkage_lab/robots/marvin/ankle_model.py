@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from linkage_lab.actuators.transmissions import make_transmission
+from linkage_lab.description.model import combine_solids
+from linkage_lab.robots.marvin.config import marvin_config
+
 #: A rigid part: mass (kg), centre of mass (m, 3) and inertia about it (kg·m², 3×3), in its joint frame.
 RawPart = tuple[float, tuple[float, float, float], tuple[tuple[float, float, float], ...]]
 
@@ -16,8 +20,6 @@ RawPart = tuple[float, tuple[float, float, float], tuple[tuple[float, float, flo
 def ankle_parts(side: str = "left") -> tuple[RawPart, RawPart]:
     """The ankle cross (pitch body) and the foot (roll body) of ``side`` from the generated description
     (the links Isaac Lab simulates)."""
-    from linkage_lab.description.model import combine_solids
-    from linkage_lab.robots.marvin.config import marvin_config
     from linkage_lab.robots.marvin.description import build_marvin_model
 
     links = {link.name: link for link in build_marvin_model(marvin_config()).links}
@@ -42,9 +44,7 @@ def ankle_drive_cfg(reflected_armature: bool, dt: float = 0.005, side: str = "le
         ``(LinkageDriveCfg, Transmission)``.
     """
     from linkage_lab.actuators.linkage_actuator import drive_cfg
-    from linkage_lab.actuators.transmissions import make_transmission
     from linkage_lab.robots.marvin.articulation import ankle_actuator_cfg
-    from linkage_lab.robots.marvin.config import marvin_config
 
     robot = marvin_config()
     gains = [robot.control.stiffness["ankle"]] * 2, [robot.control.damping["ankle"]] * 2

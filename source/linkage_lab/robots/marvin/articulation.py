@@ -19,7 +19,9 @@ from isaaclab.actuators import DCMotorCfg
 from isaaclab.assets.articulation import ArticulationCfg
 
 from linkage_lab.actuators.linkage_actuator import LinkageActuatorCfg, linkage_actuator_cfg
+from linkage_lab.kinematics.ankle_limits import box_limits
 from linkage_lab.kinematics.rsu_geometry import ankle_geometry
+from linkage_lab.robots.ankles import load_ankle_geometry
 from linkage_lab.robots.marvin.config import MarvinConfig, marvin_config
 from linkage_lab.robots.marvin.joints import ARM_JOINTS, JOINT_NAMES, LEG_JOINTS, SIDES  # noqa: F401
 from linkage_lab.robots.spawn import local_usd_spawn
@@ -41,8 +43,6 @@ ANKLE_ACCEL_FILTER_S = 0.01
 
 def ankle_box_limits():
     """The serial model's per-axis ankle limits, computed from the linkage geometry and motor."""
-    from linkage_lab.kinematics.ankle_limits import box_limits
-    from linkage_lab.robots.ankles import load_ankle_geometry
 
     return box_limits(load_ankle_geometry("marvin", side="left"))
 

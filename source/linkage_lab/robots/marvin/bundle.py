@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from linkage_lab.robots.marvin.config import marvin_config
+from linkage_lab.robots.marvin.joints import JOINT_NAMES
 from linkage_lab.robots.registry import DeployFiles
 
 #: Folder of the ankle bridge inside a bundle.
@@ -19,9 +21,7 @@ def bundle_deploy_writer(metadata: dict[str, Any]) -> DeployFiles:
     preset = metadata["ankle_preset"]
 
     from linkage_lab.deploy.base_velocity import write_estimator
-    from linkage_lab.robots.marvin.config import marvin_config
     from linkage_lab.robots.marvin.estimator import marvin_base_velocity_estimator
-    from linkage_lab.robots.marvin.joints import JOINT_NAMES
 
     def write(out_dir: Path, metadata: dict[str, Any]) -> dict[str, str]:
         paths = ankle_bridge.export_ankle_bridge(out_dir / ANKLE_BRIDGE_DIR, preset=preset, robot="marvin")

@@ -15,7 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from linkage_lab.robots.marvin.ankle import transmission_name
 from linkage_lab.robots.marvin.joints import JOINT_NAMES, SIDES
+from linkage_lab.sim2sim.mjcf import bar_inertial, robot_document
+from linkage_lab.sim2sim.model import ClosedChainModel, Linkage, Motor, Rod
 
 #: Visual radii of a crank and a rod (m): pictures only.
 _CRANK_RADIUS_M = 0.008
@@ -24,8 +27,6 @@ _ROD_RADIUS_M = 0.005
 
 def _ankle(doc: Any, serial_joints: dict, geometry: Any, side: str, parts: tuple[float, float]) -> tuple[list, list]:
     """Add one ankle's two motor–crank–rod branches and their loop closures; returns motor joints, rods."""
-    from linkage_lab.sim2sim.mjcf import bar_inertial
-    from linkage_lab.sim2sim.model import Rod
 
     pitch, roll = serial_joints[f"{side}_ankle_pitch"], serial_joints[f"{side}_ankle_roll"]
     centre = np.asarray(pitch.origin_m, dtype=float)  # the ankle centre in the shin frame
@@ -74,10 +75,7 @@ def marvin_closed_chain(
         floating_base: A free base (``False``: welded to the world, for bench checks).
     """
     from linkage_lab.kinematics.rsu_geometry import ankle_geometry
-    from linkage_lab.robots.marvin.ankle import transmission_name
     from linkage_lab.robots.marvin.description import build_marvin_model
-    from linkage_lab.sim2sim.mjcf import robot_document
-    from linkage_lab.sim2sim.model import ClosedChainModel, Linkage, Motor
 
     if cfg is None:
         from linkage_lab.robots.registry import get_robot

@@ -21,6 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from linkage_lab.deploy.ankle_bridge import FUNCTIONS, bridge_filename
+from linkage_lab.deploy.onnx_session import cpu_session
+from linkage_lab.robots.marvin.bundle import ANKLE_BRIDGE_DIR
 from linkage_lab.robots.marvin.config import marvin_config
 from linkage_lab.robots.marvin.estimator import marvin_base_velocity_estimator
 from linkage_lab.robots.marvin.joints import SIDES
@@ -62,9 +65,6 @@ class AnkleBridge:
     """
 
     def __init__(self, bundle: Bundle, side: str):
-        from linkage_lab.deploy.ankle_bridge import FUNCTIONS, bridge_filename
-        from linkage_lab.deploy.onnx_session import cpu_session
-        from linkage_lab.robots.marvin.bundle import ANKLE_BRIDGE_DIR
 
         self.side = side
         self.sessions = {

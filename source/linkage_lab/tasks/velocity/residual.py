@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 import torch
 from isaaclab.utils import configclass
 
+from linkage_lab.deploy.residual_gait import GAIT_DOC, GAIT_FILE, gait_metadata, write_gait_graph
 from linkage_lab.gait.commanded import CommandedBipedGait, gait_observation
+from linkage_lab.gait.policy import describe
 from linkage_lab.tasks.velocity.estimate import VelocityError
 from linkage_lab.tasks.velocity.faults import GuardedJointPositionAction, GuardedJointPositionActionCfg
 
@@ -105,8 +107,6 @@ class ResidualGaitAction(GuardedJointPositionAction):
 
     def bundle_metadata(self) -> dict[str, Any]:
         """What ``metadata.json`` adds for this term: the target composition and the gait graph's I/O."""
-        from linkage_lab.deploy.residual_gait import gait_metadata
-        from linkage_lab.gait.policy import describe
 
         return {
             "action_target": "q* = clip(gait_targets + action_scale * action, action_target_clip) (rad); "
@@ -123,14 +123,12 @@ class ResidualGaitAction(GuardedJointPositionAction):
 
     def write_bundle_files(self, out_dir: Path) -> dict[str, str]:
         """Write ``gait.onnx`` into the bundle; returns ``{relative path: description}``."""
-        from linkage_lab.deploy.residual_gait import GAIT_FILE, write_gait_graph
 
         write_gait_graph(self.gait_prior, Path(out_dir) / GAIT_FILE)
         return {GAIT_FILE: "the gait prior: (gait_state, command, IMU) -> joint targets, next gait_state (ONNX)"}
 
     def bundle_readme_section(self) -> str:
         """Markdown for the bundle's README: how the robot composes its joint targets."""
-        from linkage_lab.deploy.residual_gait import GAIT_DOC
 
         return GAIT_DOC
 

@@ -31,6 +31,9 @@ from typing import Any
 
 import torch
 
+from linkage_lab.description.mirror import joint_mirror
+from linkage_lab.robots.registry import robot_for_joints
+
 #: Sign patterns of the three-vector terms (module docstring).
 _POLAR = (1.0, -1.0, 1.0)
 _AXIAL = (-1.0, 1.0, -1.0)
@@ -123,8 +126,6 @@ class TaskMirror:
             UnknownRobot: The articulation's joint order is no registered robot's.
             MirrorError: The robot's description is not left-right symmetric.
         """
-        from linkage_lab.description.mirror import joint_mirror
-        from linkage_lab.robots.registry import robot_for_joints
 
         spec = robot_for_joints(list(env_cfg.scene.robot.joint_ordering))
         joints = joint_mirror(spec.description_model(), spec.joint_names)
