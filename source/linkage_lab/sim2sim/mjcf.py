@@ -93,11 +93,29 @@ class MjcfDocument:
     Args:
         root: The ``<mujoco>`` element, with ``worldbody``, ``equality``, ``actuator`` and ``sensor``.
         settings: The solver settings it was made with.
+        base_body: The robot's base (the one link that is no joint's child).
+        floating_base: Whether the base has a free joint.
+        imu_site: The IMU site on the base.
     """
 
-    def __init__(self, root: ET.Element, settings: SolverSettings):
+    def __init__(
+        self,
+        root: ET.Element,
+        settings: SolverSettings,
+        base_body: str,
+        floating_base: bool = True,
+        imu_site: str = "imu",
+    ):
         self.root = root
         self.settings = settings
+        self.base_body = base_body
+        self.floating_base = floating_base
+        self.imu_site = imu_site
+
+    @property
+    def name(self) -> str:
+        """The robot's name (the model's)."""
+        return self.root.get("model", "")
 
     def _section(self, tag: str) -> ET.Element:
         found = self.root.find(tag)
@@ -277,4 +295,4 @@ def robot_document(
     ET.SubElement(sensor, "framequat", name=f"{imu_site}_quat", objtype="site", objname=imu_site)
     ET.SubElement(root, "equality")
     ET.SubElement(root, "actuator")
-    return MjcfDocument(root, settings)
+    return MjcfDocument(root, settings, roots[0], floating_base, imu_site)

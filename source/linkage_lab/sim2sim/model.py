@@ -145,7 +145,6 @@ class ClosedChainModel:
     def assemble(
         cls,
         doc: MjcfDocument,
-        name: str,
         motors: Sequence[Motor],
         linkages: Sequence[Linkage],
         rods: Sequence[Rod],
@@ -153,12 +152,16 @@ class ClosedChainModel:
         **fields: Any,
     ) -> ClosedChainModel:
         """The model of a finished closed-chain document: each motor gets its torque-limited actuator, then the
-        XML is frozen; ``fields`` are the remaining attributes."""
+        XML is frozen; the document gives the name, base, IMU site and whether the base floats, ``fields`` the
+        remaining attributes."""
         for motor in motors:
             doc.add_motor(motor.joint, motor.peak_torque_nm)
         return cls(
-            name=name,
+            name=doc.name,
             xml=doc.to_xml(),
+            base_body=doc.base_body,
+            floating_base=doc.floating_base,
+            imu_site=doc.imu_site,
             motors=tuple(motors),
             linkages=tuple(linkages),
             rods=tuple(rods),

@@ -84,17 +84,15 @@ def limit_closed_chain(
         linkages.append(Linkage((hip.name, knee.name), (hip.name, knee_motor), LEG_TRANSMISSION))
         rods.append(Rod(pin, rod_end, lever))
     pose = cfg.control.standing_pose_rad
+    standing = {f"{leg}_{joint}": float(pose[joint]) for leg in LEGS for joint in JOINT_TYPES}
     return ClosedChainModel.assemble(
         doc,
-        serial.name,
         motors,
         linkages,
         rods,
         passive_joints=(f"{leg}_knee" for leg in LEGS),
         joint_names=JOINT_NAMES,
-        base_body=cfg.base.link,
-        floating_base=floating_base,
-        default_joint_pos={f"{leg}_{joint}": float(pose[joint]) for leg in LEGS for joint in JOINT_TYPES},
+        default_joint_pos=standing,
         notes=(
             f"parallelogram crank r = {parts.crank_length_m} m pointing away from the thigh, rod of the thigh's "
             f"length; crank {parts.crank_mass_kg} kg and rod {parts.rod_mass_kg} kg per leg added to the serial "

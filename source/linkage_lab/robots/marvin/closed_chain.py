@@ -116,14 +116,11 @@ def marvin_closed_chain(
     pose = cfg.control.standing_pose_rad
     return ClosedChainModel.assemble(
         doc,
-        serial.name,
         motors,
         linkages,
         rods,
         passive_joints=passive,
         joint_names=JOINT_NAMES,
-        base_body=cfg.base.link,
-        floating_base=floating_base,
         default_joint_pos={f"{side}_{joint}": float(value) for side in SIDES for joint, value in pose.items()},
         notes=(
             f"ankle cranks {crank_mass_kg} kg and rods {rod_mass_kg} kg each added to the serial model's mass "
