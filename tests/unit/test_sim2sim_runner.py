@@ -18,13 +18,14 @@ import pytest
 import torch
 from onnx import TensorProto, helper
 
+from linkage_lab.arguments import parse_command
 from linkage_lab.cli.main import main
 from linkage_lab.kinematics.rsu_ankle import ik_and_jacobian
 from linkage_lab.robots.registry import get_robot
 from linkage_lab.sim2sim.bundle import BundleError, load_bundle
 from linkage_lab.sim2sim.drive import MotorCommand, driver_clamp, motor_pd_torque
 from linkage_lab.sim2sim.metrics import FallRule
-from linkage_lab.sim2sim.runner import parse_command, run_sim2sim
+from linkage_lab.sim2sim.runner import run_sim2sim
 from linkage_lab.sim2sim.sensors import SensorReader
 
 pytestmark = pytest.mark.unit

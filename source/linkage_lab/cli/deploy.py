@@ -65,8 +65,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from linkage_lab.arguments import parse_command
     from linkage_lab.deploy.runtime import DeployRuntime, Refused, RunSettings
-    from linkage_lab.sim2sim.runner import parse_command
 
     try:
         vx, wz = parse_command(args.velocity_command)

@@ -115,17 +115,12 @@ def _io_options(tokens: list[str]) -> dict[str, Any]:
 
 
 def _sim2sim(args: argparse.Namespace) -> int:
+    from linkage_lab.arguments import parse_command
     from linkage_lab.cli.main import CliError
     from linkage_lab.outputs import OutputWriteError, check_output_dir
     from linkage_lab.sim2sim.bundle import BundleError, load_bundle
     from linkage_lab.sim2sim.robot_side import resolve_robot
-    from linkage_lab.sim2sim.runner import (
-        SIM2SIM_COMMAND,
-        default_out_dir,
-        parse_command,
-        run_sim2sim,
-        write_report,
-    )
+    from linkage_lab.sim2sim.runner import SIM2SIM_COMMAND, default_out_dir, run_sim2sim, write_report
 
     # Everything a user can get wrong is checked before the simulation is built.
     try:

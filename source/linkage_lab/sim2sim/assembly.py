@@ -57,7 +57,7 @@ def assemble_rods(model: Any, data: Any, rods: Sequence[Any]) -> None:
 
 
 def lowest_point_z(model: Any, data: Any) -> float:
-    """Height of the lowest point of the colliding geoms other than the ground plane (m), after kinematics.
+    """Height of the lowest point of the robot's colliding geoms (not the world's ground) (m), after kinematics.
 
     Boxes are exact (their corners); other shapes use their bounding sphere.
     """
@@ -65,7 +65,7 @@ def lowest_point_z(model: Any, data: Any) -> float:
 
     lowest = np.inf
     for geom in range(model.ngeom):
-        if model.geom_contype[geom] == 0 and model.geom_conaffinity[geom] == 0:
+        if model.geom_contype[geom] == 0 and model.geom_conaffinity[geom] == 0 or model.geom_bodyid[geom] == 0:
             continue
         kind = int(model.geom_type[geom])
         if kind == mujoco.mjtGeom.mjGEOM_PLANE:

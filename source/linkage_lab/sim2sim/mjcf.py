@@ -10,6 +10,7 @@ model and the serial one are generated from the same numbers.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from xml.etree import ElementTree as ET
@@ -24,6 +25,50 @@ FREE_JOINT = "floating_base"
 _GROUND_BITS = {"contype": "1", "conaffinity": "1"}
 _ROBOT_BITS = {"contype": "2", "conaffinity": "1"}
 _VISUAL_BITS = {"contype": "0", "conaffinity": "0", "group": "1"}
+
+
+@dataclass(frozen=True)
+class GroundBox:
+    """A fixed box on the ground (a step, a block), axis-aligned in the world.
+
+    Attributes:
+        center_m: Its centre in the world (m).
+        half_size_m: Its half extents along x, y, z (m).
+    """
+
+    center_m: tuple[float, float, float]
+    half_size_m: tuple[float, float, float]
+
+    def __post_init__(self):
+        if not all(math.isfinite(v) for v in (*self.center_m, *self.half_size_m)) or min(self.half_size_m) <= 0.0:
+            raise ValueError(f"a ground box needs finite numbers and positive half sizes, got {self}")
+
+
+@dataclass(frozen=True)
+class Ground:
+    """The terrain of a closed-chain run: the plane z = 0 plus fixed boxes on it. The robot starts standing on the
+    plane at the origin, so the boxes go where it walks to (see :func:`stairs`).
+
+    Attributes:
+        boxes: The boxes; none is flat ground.
+    """
+
+    boxes: tuple[GroundBox, ...] = ()
+
+
+def stairs(
+    step_height_m: float, step_depth_m: float, steps: int, start_x_m: float = 0.5, width_m: float = 2.0
+) -> Ground:
+    """Steps up along +x: the first riser at ``start_x_m``, each step ``step_depth_m`` deep and ``step_height_m``
+    higher than the one before, ``width_m`` wide, centred on y = 0."""
+    if steps < 1 or step_height_m <= 0.0 or step_depth_m <= 0.0 or width_m <= 0.0:
+        raise ValueError("stairs need at least one step and positive height, depth and width")
+    boxes = []
+    for i in range(steps):
+        height = step_height_m * (i + 1)
+        centre_x = start_x_m + step_depth_m * (i + 0.5)
+        boxes.append(GroundBox((centre_x, 0.0, height / 2.0), (step_depth_m / 2.0, width_m / 2.0, height / 2.0)))
+    return Ground(tuple(boxes))
 
 
 @dataclass(frozen=True)
@@ -42,6 +87,7 @@ class SolverSettings:
         loop_solimp: ``solimp`` of the loop closures: an impedance near 1 makes them nearly rigid.
         friction: Ground contact friction (sliding, torsional, rolling).
         gravity_mps2: Gravity along −z (m/s²).
+        ground: The terrain (:class:`Ground`): flat unless it has boxes.
     """
 
     timestep_s: float = 0.002
@@ -54,6 +100,7 @@ class SolverSettings:
     loop_solimp: tuple[float, float, float] = (0.9999, 0.9999, 0.001)
     friction: tuple[float, float, float] = (1.0, 0.005, 0.0001)
     gravity_mps2: float = 9.81
+    ground: Ground = Ground()
 
     @property
     def loop_solref(self) -> tuple[float, float]:
@@ -267,6 +314,16 @@ def robot_document(
     world = ET.SubElement(root, "worldbody")
     ET.SubElement(world, "light", pos="0 0 3", dir="0 0 -1", directional="true")
     ET.SubElement(world, "geom", name="ground", type="plane", size="0 0 1", **_GROUND_BITS)
+    for index, box in enumerate(settings.ground.boxes):
+        ET.SubElement(
+            world,
+            "geom",
+            name=f"ground_box_{index}",
+            type="box",
+            pos=fmt(box.center_m),
+            size=fmt(box.half_size_m),
+            **_GROUND_BITS,
+        )
 
     def add_link(parent: ET.Element, name: str, pos: Sequence[float], joint) -> None:
         body = ET.SubElement(parent, "body", name=name, pos=fmt(pos))

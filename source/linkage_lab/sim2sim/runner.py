@@ -17,6 +17,7 @@ fallen when its base drops below the sprint's fall fraction of that standing hei
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Sequence
@@ -34,7 +35,7 @@ from linkage_lab.sim2sim.bundle import Bundle, BundleError, load_bundle
 from linkage_lab.sim2sim.drive import MotorCommand, RobotSide, driver_clamp, motor_pd_torque
 from linkage_lab.sim2sim.latency import DelayLine, Latency
 from linkage_lab.sim2sim.metrics import FallRule, MotorTorqueStats, feet_in_contact, foot_geoms
-from linkage_lab.sim2sim.mjcf import FREE_JOINT
+from linkage_lab.sim2sim.mjcf import FREE_JOINT, Ground, SolverSettings
 from linkage_lab.sim2sim.race import SPRINT_HEADING, SPRINT_LANE, heading_hold, race_as_it_stands, sprint_setup
 from linkage_lab.sim2sim.robot_side import check_io_options, resolve_robot
 from linkage_lab.sim2sim.sensors import SensorReader, Sensors
@@ -50,34 +51,26 @@ SCHEMA_VERSION = 1
 POLICIES = ("bundle", "scripted")
 
 
-def parse_command(text: str) -> tuple[float, float]:
-    """``"VX"`` or ``"VX,WZ"`` (m/s, rad/s) as a pair.
-
-    Raises:
-        ValueError: Not one or two finite numbers separated by a comma.
-    """
-    parts = [p.strip() for p in text.split(",")]
-    try:
-        values = [float(p) for p in parts]
-    except ValueError:
-        values = []
-    if len(values) not in (1, 2) or not all(math.isfinite(v) for v in values):
-        raise ValueError(f"command must be VX or VX,WZ (m/s, rad/s), e.g. 0.3,0.0; got {text!r}")
-    return (values[0], values[1] if len(values) == 2 else 0.0)
-
-
 class _Run:
     """The state of one run: model, robot side, statistics, and the per-tick bookkeeping."""
 
     def __init__(
-        self, bundle: Bundle, spec: Any, factory: Any, io_options: dict[str, Any], stress: PhysicsStress | None = None
+        self,
+        bundle: Bundle,
+        spec: Any,
+        factory: Any,
+        io_options: dict[str, Any],
+        stress: PhysicsStress | None = None,
+        ground: Ground | None = None,
     ):
         import mujoco
 
         from linkage_lab.evaluation.metrics import FootContactStats, TrackingStats
 
         check_io_options(factory, io_options, bundle.robot)
-        self.chain = spec.closed_chain()
+        self.chain = (
+            spec.closed_chain() if ground is None else spec.closed_chain(settings=SolverSettings(ground=ground))
+        )
         self.model = self.chain.compile()
         self.stress = PhysicsStress() if stress is None else stress
         self.stress.apply(self.model, self.chain.bind(self.model).motor_dof)
@@ -141,6 +134,7 @@ def run_sim2sim(
     base_kick: Sequence[float] | None = None,
     delays_s: tuple[float, float] = (0.0, 0.0),
     stress: PhysicsStress | None = None,
+    ground: Ground | None = None,
 ) -> dict[str, Any]:
     """Run ``bundle`` on its robot's closed-chain model and return the report (``sim2sim.json``).
 
@@ -165,6 +159,8 @@ def run_sim2sim(
             drives apply its targets that much later.
         stress: Motors, rotors and floor changed from the model's nominal constants
             (:class:`~linkage_lab.sim2sim.stress.PhysicsStress`); ``None``: nominal.
+        ground: The terrain (:class:`~linkage_lab.sim2sim.mjcf.Ground`, e.g. :func:`~linkage_lab.sim2sim.mjcf.stairs`)
+            under the model's default solver settings; ``None``: the robot model's own (flat).
 
     Returns:
         The report: tracking, falls, footfalls, per-motor torques and saturation, the sprint's metrics
@@ -181,7 +177,7 @@ def run_sim2sim(
     bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
     spec, factory = resolve_robot(bundle)
     start = time.perf_counter()
-    run = _Run(bundle, spec, factory, dict(io_options or {}), stress)
+    run = _Run(bundle, spec, factory, dict(io_options or {}), stress, ground)
     latency = Latency.from_seconds(*delays_s, run.dt)
     if base_kick is not None:
         _kick_base(run, base_kick)
@@ -207,6 +203,7 @@ def run_sim2sim(
     report["base_kick"] = None if base_kick is None else [float(v) for v in base_kick]
     report["latency"] = latency.report(run.dt)
     report["physics_stress"] = run.stress.report()
+    report["ground"] = {"boxes": [dataclasses.asdict(box) for box in (ground.boxes if ground else ())]}
     if recorder is not None:
         from linkage_lab.evaluation.video import save_rollout_video
 

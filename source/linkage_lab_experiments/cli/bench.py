@@ -212,9 +212,9 @@ def _bench_train(args: argparse.Namespace, overrides: list[str]) -> int:
 
 
 def _bench_deploy(args: argparse.Namespace) -> int:
+    from linkage_lab.arguments import parse_command
     from linkage_lab.cli.main import CliError
     from linkage_lab.io import write_json_atomic
-    from linkage_lab.sim2sim.runner import parse_command
     from linkage_lab_experiments.bench.deploy_bench import format_bench, run_deploy_bench
 
     try:
