@@ -145,7 +145,7 @@ def _sprint_row(row: Row, folder: Path, bundle: Path, log: Path, isaac: bool) ->
     race_dir = folder / "isaac_sprint"
     metrics_file = race_dir / "metrics.json"
     if isaac or not metrics_file.is_file():
-        race = ["sprint", "--policy", row.checkpoint, "--ankle", str(row.sprint_ankle), "--out", str(race_dir)]
+        race = ["sprint", "--checkpoint", row.checkpoint, "--ankle", str(row.sprint_ankle), "--out", str(race_dir)]
         # The row's overrides but its presets: the race picks the ankle model from ``--ankle``.
         action_overrides = [o for o in row.overrides if not o.startswith("presets=")]
         _run([*race, "--force", *action_overrides], log)

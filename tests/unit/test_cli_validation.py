@@ -225,7 +225,7 @@ def test_onnx_is_checked_before_the_build(capsys, tmp_path, make, message):
     path = make(tmp_path)
     assert main(["eval", "--task", MARVIN, "--onnx", str(path), "--out", str(tmp_path / "o")]) == 2
     one_error_line(capsys, message)
-    assert main(["sprint", "--policy", str(path), "--out", str(tmp_path / "o")]) == 2
+    assert main(["sprint", "--onnx", str(path), "--out", str(tmp_path / "o")]) == 2
     one_error_line(capsys, message)
 
 
@@ -242,8 +242,23 @@ def test_a_copied_checkpoint_of_another_task_is_checked_before_the_build(capsys,
     one_error_line(capsys, message)
     assert main(["export", "--task", MARVIN, "--checkpoint", str(ckpt), "--out", str(tmp_path / "x")]) == 2
     one_error_line(capsys, message)
-    assert main(["sprint", "--policy", str(ckpt), "--out", str(tmp_path / "s")]) == 2
+    assert main(["sprint", "--checkpoint", str(ckpt), "--out", str(tmp_path / "s")]) == 2
     one_error_line(capsys, "trained with 48 observations and 12 actions")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--policy", "checkpoint"], "--policy checkpoint needs --checkpoint"),
+        (["--policy", "onnx"], "--policy onnx needs --onnx"),
+        (["--policy", "scripted", "--checkpoint", "latest"], "takes no --checkpoint or --onnx"),
+    ],
+)
+def test_sprint_policy_means_the_type_as_in_eval(capsys, tmp_path, args, message):
+    assert main(["sprint", *args, "--out", str(tmp_path / "s")]) == 2
+    one_error_line(capsys, message)
+    with pytest.raises(SystemExit):  # a source where the type goes is a usage error, as in eval
+        main(["sprint", "--policy", "latest", "--out", str(tmp_path / "t")])
 
 
 def test_task_sizes_from_the_config():

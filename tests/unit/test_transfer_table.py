@@ -167,7 +167,7 @@ def test_a_rows_race_runs_its_action_overrides_and_takes_the_ankle_from_the_row(
     # The residual race steps the gait at 1.2 Hz: the closed chain races a bundle exported at that cadence.
     race_bundle = tmp_path / "row" / "race_bundle"
     assert calls == [
-        ["sprint", "--policy", "c.pt", "--ankle", "box", "--out", str(tmp_path / "row" / "isaac_sprint"), "--force"]
+        ["sprint", "--checkpoint", "c.pt", "--ankle", "box", "--out", str(tmp_path / "row" / "isaac_sprint"), "--force"]
         + ["env.actions.joint_pos.turn_per_yaw_rate_s=0.0"],
         ["export", "--task", row.task, "--checkpoint", "c.pt", "--out", str(race_bundle), "--force", *row.overrides]
         + ["env.actions.joint_pos.frequency_hz=1.2"],

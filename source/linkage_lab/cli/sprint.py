@@ -21,10 +21,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Trailing key=value tokens are hydra overrides of the race's env, e.g. the action term a "
         "policy was trained with: env.actions.joint_pos.turn_per_yaw_rate_s=0.5.",
     )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--checkpoint",
+        default=None,
+        help="rsl-rl checkpoint, as in eval: a model_<it>.pt, a run folder, 'latest' or 'pretrained' (the shipped "
+        "policy of the task the race is built on)",
+    )
+    source.add_argument("--onnx", default=None, help="an exported policy.onnx")
     parser.add_argument(
         "--policy",
-        default="scripted",
-        help="scripted (default), a checkpoint .pt, 'latest', 'pretrained' (the shipped policy) or an .onnx file",
+        default=None,
+        choices=POLICY_TYPES,
+        help="policy type, as in eval (default: from --checkpoint/--onnx, else scripted: the robot's sprint gait)",
     )
     parser.add_argument("--ankle", choices=("box", "diamond"), default="box", help="ankle torque limits (default box)")
     parser.add_argument(
@@ -44,6 +53,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=_sprint, accepts_overrides=True)
 
 
+#: What ``--policy`` names: the policy's type, as in ``eval``.
+POLICY_TYPES = ("scripted", "checkpoint", "onnx")
+
+
+def policy_spec(args: argparse.Namespace) -> str:
+    """The race's policy from ``--policy``/``--checkpoint``/``--onnx``: ``scripted``, a checkpoint or an ONNX path.
+
+    Raises:
+        CliError: The type and the source disagree (``--policy checkpoint`` without ``--checkpoint``, ...).
+    """
+    from linkage_lab.cli.main import CliError
+
+    kind = args.policy or ("onnx" if args.onnx else "checkpoint" if args.checkpoint else "scripted")
+    given = {"checkpoint": args.checkpoint, "onnx": args.onnx}
+    if kind == "scripted":
+        if args.checkpoint or args.onnx:
+            raise CliError("--policy scripted races the robot's sprint gait: it takes no --checkpoint or --onnx")
+        return "scripted"
+    if not given[kind]:
+        raise CliError(f"--policy {kind} needs --{kind}")
+    return str(given[kind])
+
+
 def _sprint(args: argparse.Namespace, env_overrides: list[str] | None = None) -> int:
     from linkage_lab.outputs import OutputWriteError, check_output_dir
     from linkage_lab.paths import REPO_ROOT
@@ -51,6 +83,7 @@ def _sprint(args: argparse.Namespace, env_overrides: list[str] | None = None) ->
     from linkage_lab.sprint.runner import SPRINT_COMMAND, run_race, write_race
 
     # Everything a user can get wrong is checked here, before the simulation is built.
+    args.policy = policy_spec(args)
     overrides = _gait_overrides(args)
     env_overrides = validate_overrides(env_overrides or ())
     _check_policy(args)

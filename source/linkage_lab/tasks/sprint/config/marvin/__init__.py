@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-#: Marvin's sprint tasks, the preferred first for ``--policy pretrained``.
+#: Marvin's sprint tasks, the preferred first for ``--checkpoint pretrained``.
 SPRINT_TASKS = ("LinkageLab-Sprint-Marvin-Residual", "LinkageLab-Sprint-Marvin")
 #: Where scripted and ONNX policies race.
 DEFAULT_SPRINT_TASK = "LinkageLab-Sprint-Marvin"
