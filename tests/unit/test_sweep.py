@@ -85,6 +85,22 @@ def test_demo_walk_check_needs_the_commanded_speed_and_no_fall():
     assert not walks({"falls": 0, "tracking": None}, 0.0, 0.05)
 
 
+def test_demo_steps_time_each_step_until_the_next(monkeypatch, capsys):
+    import linkage_lab.cli.demo as demo
+
+    clock = iter([10.0, 12.5, 40.0, 41.0])
+    monkeypatch.setattr(demo.time, "perf_counter", lambda: next(clock))
+    step = demo._Steps(3)
+    step("assets")
+    step("training")
+    step("evaluating")
+    step.finish()
+    assert capsys.readouterr().out.splitlines() == ["[1/3] assets", "[2/3] training", "[3/3] evaluating"]
+    assert step.durations_s() == [2.5, 27.5, 1.0]
+    assert step.total_s() == 31.0
+    assert step.summary() == "step 1: 2 s, step 2: 28 s, step 3: 1 s"
+
+
 def test_ship_command_keeps_its_name_and_reports_a_missing_checkpoint_in_one_line(capsys):
     from linkage_lab.cli.main import main
 

@@ -60,38 +60,37 @@ def _demo(args: argparse.Namespace) -> int:
     sprint = preset.get("sprint")
     shipped = preset.get("shipped", [])
     out = REPO_ROOT / preset.get("out_dir", "outputs/demo")
-    steps = 4 + bool(sprint) + bool(shipped)
-    step = iter(range(1, steps + 1))
-    start = time.perf_counter()
-    print(f"[{next(step)}/{steps}] building robot assets", flush=True)
+    step = _Steps(4 + bool(sprint) + bool(shipped))
+    step("building robot assets")
     for robot in buildable_robots():
         info = build_robot(robot)
         print(f"      {robot}: {'built' if info['rebuilt'] else 'up to date'}")
     race = None
     if sprint:
         ankle = sprint.get("ankle", "box")
-        print(f"[{next(step)}/{steps}] Marvin's 10 m sprint, scripted gait, {ankle} ankles", flush=True)
+        step(f"Marvin's 10 m sprint, scripted gait, {ankle} ankles")
         race = _sprint(ankle, REPO_ROOT / "outputs" / "sprint" / f"scripted_{ankle}")
-    print(f"[{next(step)}/{steps}] training {task} ({' '.join(overrides) or 'the task recipe'})", flush=True)
+    step(f"training {task} ({' '.join(overrides) or 'the task recipe'})")
     result = train(task, overrides)
     if result.checkpoint is None:
         raise RuntimeError(f"training wrote no checkpoint in {result.log_dir}")
     command = float(evaluation.get("command_mps", 0.3))
-    print(f"[{next(step)}/{steps}] evaluating {result.checkpoint.name} at {command} m/s forward", flush=True)
+    step(f"evaluating {result.checkpoint.name} at {command} m/s forward")
     # The env-size and agent overrides of training do not apply to evaluation and export.
     task_overrides = [o for o in overrides if not o.startswith(("agent.", "env.scene.num_envs="))]
     trained = _evaluate(task, result.checkpoint, command, evaluation, task_overrides, out / "trained", args)
-    print(f"[{next(step)}/{steps}] exporting the policy for hardware", flush=True)
+    step("exporting the policy for hardware")
     from linkage_lab.export.bundle import export_bundle
 
     bundle = export_bundle(task, result.checkpoint, result.log_dir / "export", overrides=task_overrides, force=True)
     shipped_reports = []
     if shipped:
-        print(f"[{next(step)}/{steps}] the shipped policies", flush=True)
+        step("the shipped policies")
         for entry in shipped:
             shipped_reports.append(_shipped(entry, evaluation, out, args))
+    step.finish()
     print()
-    print(f"demo finished in {time.perf_counter() - start:.0f} s")
+    print(f"demo finished in {step.total_s():.0f} s ({step.summary()})")
     if race:
         print(f"  sprint (scripted gait):      {race['metrics.json']}, {race['path.png']}")
     print(f"  training logs (TensorBoard): {result.log_dir}")
@@ -105,6 +104,37 @@ def _demo(args: argparse.Namespace) -> int:
     if not all(walked):
         print(f"verdict: missed (a policy does not walk as commanded); exit status {MISSED}")
     return verdict_exit(all(walked))
+
+
+class _Steps:
+    """The demo's numbered steps: ``step(title)`` prints ``[k/n] title`` and times each step until the next."""
+
+    def __init__(self, count: int):
+        self.count = count
+        self._titles: list[str] = []
+        self._starts: list[float] = []
+        self._end: float | None = None
+
+    def __call__(self, title: str) -> None:
+        self._titles.append(title)
+        self._starts.append(time.perf_counter())
+        print(f"[{len(self._titles)}/{self.count}] {title}", flush=True)
+
+    def finish(self) -> None:
+        """End the last step."""
+        self._end = time.perf_counter()
+
+    def durations_s(self) -> list[float]:
+        """Each step's wall time (s), the last one until :meth:`finish` (or now)."""
+        end = self._end if self._end is not None else time.perf_counter()
+        return [b - a for a, b in zip(self._starts, [*self._starts[1:], end])]
+
+    def total_s(self) -> float:
+        return sum(self.durations_s())
+
+    def summary(self) -> str:
+        """``step k: N s`` for every step, in order."""
+        return ", ".join(f"step {k}: {d:.0f} s" for k, d in enumerate(self.durations_s(), start=1))
 
 
 def _sprint(ankle: str, folder: Path) -> dict[str, Path]:

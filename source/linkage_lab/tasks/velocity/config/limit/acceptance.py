@@ -15,7 +15,9 @@ _WOBBLE = (
 _TURN = (
     "turning on the spot is learnt, but slower and one way better than the other: -0.27 rad/s at -0.3 and 0.13 at "
     "+0.3 in Isaac Lab, -0.24 and 0.02 on the closed chain, where the feet skid less than on the serial tree (700 "
-    "iterations on Isaac Lab's 0.5 rad/s kernel: -0.21 and 0.02; neither way on the closed chain)"
+    "iterations on Isaac Lab's 0.5 rad/s kernel: -0.21 and 0.02; neither way on the closed chain). Fine-tuned on its "
+    "mirrored rollouts it turns both ways (+0.27 / -0.25) but swings (yaw RMS 0.18-0.19) and walks worse "
+    "(policies/experiments/limit_symmetry)"
 )
 
 #: Forward −0.3, 0, 0.3, 0.5 m/s and turning on the spot at ±0.3 rad/s, 8 envs × 20 s each, pushes on. In Isaac
