@@ -37,3 +37,34 @@ def test_no_delay_is_the_plain_run_and_a_delay_changes_it(limit_bundle):  # noqa
     assert zero["latency"] == {"observation_delay_s": 0.0, "action_delay_s": 0.0, "physics_step_s": 0.002}
     assert late["latency"]["observation_delay_s"] == 0.04 and late["latency"]["action_delay_s"] == 0.02
     assert late["tracking"] != plain["tracking"]
+
+
+def _closed_loop(observation_steps: int, action_steps: int, push_step: int, steps: int = 400) -> list[float]:
+    """A damped pendulum under a memoryless policy of its state and last action, decimation 4, the sample and the
+    target run through delay lines as sim2sim runs them; pushed once, at ``push_step``."""
+    import math
+
+    samples, targets = DelayLine(observation_steps), DelayLine(action_steps)
+    angle, rate, action, dt = 0.0, 0.0, 0.0, 0.005
+    angles = []
+    for step in range(steps):
+        sample = samples.push((angle, rate))
+        if step % 4 == 0:
+            action = math.tanh(-3.0 * sample[0] - 0.5 * sample[1] + 0.3 * action)
+        torque = targets.push(action)
+        rate += dt * (-9.0 * math.sin(angle) - 0.2 * rate + 4.0 * torque + (200.0 if step == push_step else 0.0))
+        angle += dt * rate
+        angles.append(angle)
+    return angles
+
+
+@pytest.mark.parametrize("delay", [3, 6])
+def test_a_late_sample_and_a_late_target_make_the_same_loop(delay):
+    # Why training delays only the joint targets: for a policy without memory on time-invariant physics, a sample d
+    # steps old and a target d steps late apply the same target to the same state, one trajectory shifted by d (the
+    # loop's latency is their sum). Exact here, float for float, once the push is shifted with it.
+    late_sample = _closed_loop(delay, 0, push_step=20)
+    late_target = _closed_loop(0, delay, push_step=20 + delay)
+    assert max(abs(a) for a in late_sample) > 0.1  # the push moved the pendulum
+    assert late_target[delay:] == late_sample[:-delay]
+    assert _closed_loop(0, 0, push_step=20) != late_sample  # and the delay changed the loop

@@ -81,3 +81,10 @@ def test_a_failed_worker_names_the_env_count(monkeypatch):
 def test_bad_counts_are_usage_errors(flags, capsys):
     assert main(["bench", "train", "--task", "LinkageLab-Velocity-Flat-Limit", *flags]) == 2
     assert "must be" in capsys.readouterr().err
+
+
+def test_variant_overrides_keep_list_values_whole():
+    from linkage_lab_experiments.cli.bench import _parse_variants
+
+    variants = _parse_variants(["late:a=1,env.delay=[0,8],b={x:1,y:2}", "plain:"])
+    assert variants == {"late": ["a=1", "env.delay=[0,8]", "b={x:1,y:2}"], "plain": []}

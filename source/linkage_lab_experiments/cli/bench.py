@@ -120,8 +120,20 @@ def _parse_variants(specs: list[str]) -> dict[str, list[str]]:
         name, sep, body = spec.partition(":")
         if not sep or not name:
             raise CliError(f"--variant {spec!r}: expected NAME:key=value[,key=value...]")
-        variants[name] = [token for token in body.split(",") if token]
+        variants[name] = [token for token in _top_level_split(body) if token]
     return variants or {"default": []}
+
+
+def _top_level_split(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets: ``a=1,b=[0,4]`` is ``["a=1", "b=[0,4]"]``."""
+    tokens, depth, start = [], 0, 0
+    for index, char in enumerate(text):
+        depth += {"[": 1, "(": 1, "{": 1, "]": -1, ")": -1, "}": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            tokens.append(text[start:index])
+            start = index + 1
+    tokens.append(text[start:])
+    return tokens
 
 
 def _bench_env(args: argparse.Namespace, overrides: list[str]) -> int:

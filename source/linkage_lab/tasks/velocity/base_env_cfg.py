@@ -25,6 +25,16 @@ from linkage_lab.tasks.velocity import estimate, faults
 #: what a broken policy can send: a 1e6 action costs what a 12 does.
 ACTION_CLIP = 12.0
 
+#: The control loop's latency in training, sensor sample to drive (s), drawn per env at each reset: the bus, the
+#: filters and the inference of a real robot, up to two 20 ms control periods. Tasks apply it to the joint targets
+#: (:func:`loop_latency_steps`): a memoryless policy's loop depends on the sum of the sample's and the target's delay.
+LOOP_LATENCY_RANGE_S = (0.0, 0.040)
+
+
+def loop_latency_steps(physics_dt_s: float, range_s: tuple[float, float] = LOOP_LATENCY_RANGE_S) -> tuple[int, int]:
+    """``range_s`` in whole physics steps of ``physics_dt_s`` (rounded to the nearest)."""
+    return (round(range_s[0] / physics_dt_s), round(range_s[1] / physics_dt_s))
+
 
 @configclass
 class LinkageVelocityEnvCfg(LocomotionVelocityRoughEnvCfg):

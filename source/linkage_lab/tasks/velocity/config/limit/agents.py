@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from isaaclab.utils import configclass
+from isaaclab_rl.rsl_rl import RslRlSymmetryCfg
 
 from linkage_lab.tasks.velocity.agents import LinkageVelocityPPORunnerCfg
+from linkage_lab.tasks.velocity.symmetry import mirror_rollout
 
 
 @configclass
@@ -24,3 +26,10 @@ class LimitFlatPPORunnerCfg(LinkageVelocityPPORunnerCfg):
     def __post_init__(self):
         super().__post_init__()
         self.algorithm.desired_kl = 0.02
+        # Left-right symmetry (tasks/velocity/symmetry.py), logged only (TensorBoard ``Loss/symmetry``): the recipe
+        # learns without it. The shipped policy's fine-tunes train on mirrored rollouts as well
+        # (``agent.algorithm.symmetry_cfg.use_data_augmentation=true``), which made it turn both ways; the mirror
+        # loss made it stop turning (policies/experiments/limit_symmetry/).
+        self.algorithm.symmetry_cfg = RslRlSymmetryCfg(
+            use_data_augmentation=False, use_mirror_loss=False, data_augmentation_func=mirror_rollout
+        )

@@ -18,6 +18,7 @@ from isaaclab_tasks.utils import PresetCfg
 
 from linkage_lab.robots.limit.articulation import limit_articulation_cfg, standing_height_m
 from linkage_lab.robots.limit.config import limit_config
+from linkage_lab.tasks.velocity.base_env_cfg import loop_latency_steps
 from linkage_lab.tasks.velocity.commands import split_command_cfg
 from linkage_lab.tasks.velocity.flat_env_cfg import LinkageVelocityFlatEnvCfg
 from linkage_lab.tasks.velocity.randomization import randomize_constants
@@ -89,10 +90,13 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
         # 0.050 / 0.059 m/s at 0.3 / 0.5 m/s) and turned no less (yaw RMS 0.49 at +-0.5 rad/s against 0.48).
         self.commands.base_velocity = split_command_cfg(command, rel_straight_envs=0.7, rel_turning_envs=0.2)
 
-        # Actions: joint position offsets around the standing pose (rad per unit action), applied 0-4 physics
-        # steps (0-20 ms) late, drawn per env at reset: the robot's bus and driver latency.
+        # Actions: joint position offsets around the standing pose (rad per unit action), applied 0-8 physics
+        # steps (0-40 ms) late, drawn per env at reset: the loop's whole latency, sensor sample to drive. For this
+        # policy (no memory beyond its last action, no clock) a sample d old and a target d late make the same loop
+        # shifted in time (tests/unit/test_sim2sim_latency.py), so the late targets stand for both delays: the
+        # reality-gap sweep's 20 and 40 ms (half on the sample, half on the target) are inside this range.
         self.actions.joint_pos.scale = 0.25
-        self.actions.joint_pos.target_delay_range_steps = (0, 4)
+        self.actions.joint_pos.target_delay_range_steps = loop_latency_steps(self.sim.dt)
         self.actions.joint_pos.joint_names = [".*"]
         self.actions.joint_pos.preserve_order = True
 

@@ -21,7 +21,7 @@ from linkage_lab.gait.biped import BIPED_SIDES, BipedGait
 from linkage_lab.gait.commanded import CommandedBipedGait, GaitCommandCfg
 from linkage_lab.robots.marvin.gait import marvin_config, marvin_sprint_gait_cfg
 from linkage_lab.tasks.velocity import faults
-from linkage_lab.tasks.velocity.base_env_cfg import ACTION_CLIP
+from linkage_lab.tasks.velocity.base_env_cfg import ACTION_CLIP, loop_latency_steps
 from linkage_lab.tasks.velocity.config.marvin.env_cfg import MarvinFlatEnvCfg
 from linkage_lab.tasks.velocity.randomization import randomize_constants
 from linkage_lab.tasks.velocity.residual import ResidualGaitActionCfg, gait_contact_schedule, gait_state
@@ -85,8 +85,10 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
             action_clip=ACTION_CLIP,
             gait_factory=marvin_gait_prior,
             velocity_error=MARVIN_VELOCITY_ERROR,
-            # Targets reach the drives 0-20 ms late (0-4 physics steps), drawn per env at reset.
-            target_delay_range_steps=(0, 4),
+            # Targets reach the drives 0-40 ms late, drawn per env at reset: the loop's whole latency (sample and
+            # target; base_env_cfg.LOOP_LATENCY_RANGE_S). The gait clock makes the two delays differ slightly here:
+            # a late sample pairs an old state with the current phase.
+            target_delay_range_steps=loop_latency_steps(self.sim.dt),
         )
         bias, noise = MARVIN_VELOCITY_ERROR
         self.observations.policy.base_lin_vel.params.update(bias_mps=bias, noise_std_mps=noise)
