@@ -26,8 +26,9 @@ from linkage_lab.tasks.velocity import estimate, faults
 ACTION_CLIP = 12.0
 
 #: The control loop's latency in training, sensor sample to drive (s), drawn per env at each reset: the bus, the
-#: filters and the inference of a real robot, up to two 20 ms control periods. Tasks apply it to the joint targets
-#: (:func:`loop_latency_steps`): a memoryless policy's loop depends on the sum of the sample's and the target's delay.
+#: filters and the inference of a real robot, up to two 20 ms control periods (the reality-gap sweep's 40 ms). Tasks
+#: apply it to the joint targets (:func:`loop_latency_steps`): a memoryless policy's loop depends on the sum of the
+#: sample's and the target's delay. Marvin's task takes it whole; the Limit's keeps 0-20 ms (its task says why).
 LOOP_LATENCY_RANGE_S = (0.0, 0.040)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from linkage_lab.evaluation.sweep import Acceptance, CommandCase, KnownMiss, TrackingTargets
+from linkage_lab.evaluation.sweep import Acceptance, CommandCase, TrackingTargets
 
 #: Stand on a zero command and walk forward at 0.3, 0.4 and 0.5 m/s, 8 envs × 20 s each with the task's
 #: randomisation: no fall, and a mean forward speed within 0.1 m/s of the command (the mean includes
