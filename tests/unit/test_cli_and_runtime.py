@@ -169,3 +169,17 @@ def test_sigusr1_prints_every_threads_stack_and_the_command_goes_on():
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "carried on"
     assert "waiting_here" in done.stderr and "Current thread" in done.stderr
+
+
+def test_the_demo_presets_overrides_resolve_on_its_task():
+    """Every override of the embedded demo preset applies to its task; the logging-only symmetry config is dropped."""
+    from linkage_lab.cli.demo import load_preset
+    from linkage_lab.runtime import resolve_configs
+
+    preset = load_preset("demo")
+    default_env, default_agent = resolve_configs(preset["task"], [], "cpu")
+    env_cfg, agent_cfg = resolve_configs(preset["task"], preset["overrides"], "cpu")
+    assert default_agent.algorithm.symmetry_cfg is not None
+    assert agent_cfg.algorithm.symmetry_cfg is None
+    assert agent_cfg.max_iterations == 300 and agent_cfg.max_iterations != default_agent.max_iterations
+    assert env_cfg.scene.num_envs == default_env.scene.num_envs

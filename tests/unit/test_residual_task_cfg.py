@@ -181,3 +181,17 @@ def test_residual_scales_reject_bad_keys_and_values(scale_by_joint, message):
 
     with pytest.raises(ValueError, match=message):
         residual_scales(MARVIN_JOINTS, 0.15, scale_by_joint)
+
+
+def test_marvin_trains_past_the_largest_latency_of_the_reality_gap():
+    """The sweep's largest loop latency (sample age + target delay) lies inside the trained range, not on its edge."""
+    from linkage_lab.sim2sim.stress import STRESS_SET
+    from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import MarvinResidualFlatEnvCfg
+
+    cfg = MarvinResidualFlatEnvCfg()
+    low, high = cfg.actions.joint_pos.target_delay_range_steps
+    largest_s = max(sum(condition.delays_s) for condition in STRESS_SET)
+    assert largest_s == pytest.approx(0.040)  # 20 ms old samples, targets 20 ms late
+    # Hand value: 0-50 ms at the 5 ms physics step is 0-10 steps; 40 ms is step 8.
+    assert cfg.sim.dt == pytest.approx(0.005) and (low, high) == (0, 10)
+    assert high * cfg.sim.dt > largest_s
