@@ -27,11 +27,6 @@ from linkage_lab.tasks.velocity.randomization import randomize_constants
 from linkage_lab.tasks.velocity.residual import ResidualGaitActionCfg, gait_contact_schedule, gait_state
 from linkage_lab.tasks.velocity.rewards import airborne, heading_tracking, touchdown_alternation
 
-#: The loop latency Marvin trains under (s): 0-50 ms, past the reality-gap sweep's 40 ms (base_env_cfg's
-#: LOOP_LATENCY_RANGE_S) so that 40 ms lies inside what training saw, not on its edge (as its motor gains). Iteration
-#: 2309, trained under 0-40 ms, fell at a fixed 40 ms in 3 of the Isaac Lab sweep's 6 commands and in 9 of 12
-#: closed-chain runs (docs/results/2026-12-04_loop_latency.md).
-MARVIN_LOOP_LATENCY_S = (0.0, 0.050)
 #: How far the policy may move each joint target from the gait's, per unit action (rad).
 RESIDUAL_SCALE_RAD = 0.15
 #: The error of Marvin's base-velocity estimator on the closed chain under the former shipped policy at 0.4 m/s
@@ -90,10 +85,10 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
             action_clip=ACTION_CLIP,
             gait_factory=marvin_gait_prior,
             velocity_error=MARVIN_VELOCITY_ERROR,
-            # Targets reach the drives late by the loop's whole latency (sample and target), drawn per env at reset
-            # (MARVIN_LOOP_LATENCY_S). The gait clock makes the two delays differ slightly here: a late sample pairs
-            # an old state with the current phase.
-            target_delay_range_steps=loop_latency_steps(self.sim.dt, MARVIN_LOOP_LATENCY_S),
+            # Targets reach the drives 0-40 ms late, drawn per env at reset: the loop's whole latency (sample and
+            # target; base_env_cfg.LOOP_LATENCY_RANGE_S). The gait clock makes the two delays differ slightly here:
+            # a late sample pairs an old state with the current phase.
+            target_delay_range_steps=loop_latency_steps(self.sim.dt),
         )
         bias, noise = MARVIN_VELOCITY_ERROR
         self.observations.policy.base_lin_vel.params.update(bias_mps=bias, noise_std_mps=noise)
