@@ -172,9 +172,9 @@ def test_the_limit_knee_motor_range_is_the_sum_of_hip_and_knee_ranges(limit_cont
     controller, _ = limit_controller
     interface = controller.interface
     knee_motor = interface.motor_names.index("fl_knee_motor")
-    # q_knee_motor = q_hip + q_knee over the box [-1.2, 1.2] x [-1.57, 1.57] (docs/design/robots.md §1.3).
+    # q_knee_motor = q_hip + q_knee over the box [-1.2, 1.2] x [-1.57, -0.25] (docs/design/robots.md §1.3).
     assert interface.motor_lower_rad[knee_motor] == pytest.approx(-2.77)
-    assert interface.motor_upper_rad[knee_motor] == pytest.approx(2.77)
+    assert interface.motor_upper_rad[knee_motor] == pytest.approx(0.95)
 
 
 def test_marvin_runs_its_ankles_in_motor_pd_over_the_wire(marvin_bundle):  # noqa: F811

@@ -80,15 +80,15 @@ def test_action_clip_never_cuts_a_target_inside_the_joint_range():
     from linkage_lab.tasks.velocity.config.marvin.env_cfg import MarvinFlatEnvCfg
 
     limit = load_robot_config("limit")
-    limit_ranges = {j: (-v["position_rad"], v["position_rad"]) for j, v in limit["joint_limits"].items()}
+    limit_ranges = {j: tuple(v["range_rad"]) for j, v in limit["joint_limits"].items()}
     marvin = load_robot_config("marvin")
     marvin_ranges = {j: tuple(v["range_rad"]) for j, v in {**marvin["leg_joints"], **marvin["arm_joints"]}.items()}
     reach = {
         LimitFlatEnvCfg: _max_reach(limit_ranges, limit["control"]["standing_pose_rad"]),
         MarvinFlatEnvCfg: _max_reach(marvin_ranges, marvin["control"]["standing_pose_rad"]),
     }
-    # Hand values: the Limit's knee from -1.0 to +1.57 rad; Marvin's shoulder from 0 to ±2.5 rad.
-    assert reach[LimitFlatEnvCfg] == pytest.approx(2.57)
+    # Hand values: the Limit's hip from +0.5 to -1.2 rad; Marvin's shoulder from 0 to ±2.5 rad.
+    assert reach[LimitFlatEnvCfg] == pytest.approx(1.7)
     assert reach[MarvinFlatEnvCfg] == pytest.approx(2.5)
     for cfg_class, distance in reach.items():
         cfg = cfg_class()

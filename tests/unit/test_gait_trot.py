@@ -40,9 +40,10 @@ def test_sole_flat_three_pitch_angles_sum_to_zero():
 def test_targets_stay_in_joint_limits():
     cfg = limit_trot_cfg()
     targets = TrotGait(cfg).joint_targets(torch.linspace(2.0, 3.0, 40, dtype=torch.float64), 0.5)
-    bounds = torch.tensor([cfg.joint_limits_rad[name][1] for name in CANONICAL], dtype=torch.float64)
-    assert bool((targets.abs() <= bounds + 1e-12).all())
+    lower, upper = torch.tensor([cfg.joint_limits_rad[name] for name in CANONICAL], dtype=torch.float64).T
+    assert bool(((targets >= lower - 1e-12) & (targets <= upper + 1e-12)).all())
     assert cfg.joint_limits_rad["fl_ankle"] == (-0.6, 0.6)
+    assert cfg.joint_limits_rad["fl_knee"] == (-1.57, -0.25)  # one-sided: the parallelogram folds flat at 0
 
 
 def test_step_length_from_velocity():

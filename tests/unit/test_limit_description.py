@@ -15,7 +15,7 @@ LEGS = ("fl", "fr", "rl", "rr")
 # docs/design/robots.md §1.2: hip origins (x, y) in base_link, REP-103 (left legs at +y, rear hips at x = -0.240).
 HIP_XY = {"fl": (0.130, 0.105), "fr": (0.130, -0.105), "rl": (-0.240, 0.105), "rr": (-0.240, -0.105)}
 # docs/design/robots.md §1.3: (limit rad, effort N·m, velocity rad/s).
-LIMITS = {"hip": (1.20, 10.0, 10.0), "knee": (1.57, 10.0, 10.0), "ankle": (0.60, 5.0, 10.0)}
+LIMITS = {"hip": ((-1.20, 1.20), 10.0, 10.0), "knee": ((-1.57, -0.25), 10.0, 10.0), "ankle": ((-0.60, 0.60), 5.0, 10.0)}
 
 
 @pytest.fixture(scope="module")
@@ -54,12 +54,12 @@ def test_axes_limits_and_hip_positions(urdf):
         assert hip_xyz == pytest.approx([*HIP_XY[leg], 0.0])
         assert _floats(joints[f"{leg}_knee"].find("origin").get("xyz")) == pytest.approx([0, 0, -0.100])
         assert _floats(joints[f"{leg}_ankle"].find("origin").get("xyz")) == pytest.approx([0, 0, -0.085])
-        for joint, (bound, effort, velocity) in LIMITS.items():
+        for joint, ((lower, upper), effort, velocity) in LIMITS.items():
             node = joints[f"{leg}_{joint}"]
             assert _floats(node.find("axis").get("xyz")) == [0.0, 1.0, 0.0]
             limit = node.find("limit")
-            assert float(limit.get("lower")) == pytest.approx(-bound)
-            assert float(limit.get("upper")) == pytest.approx(bound)
+            assert float(limit.get("lower")) == pytest.approx(lower)
+            assert float(limit.get("upper")) == pytest.approx(upper)
             assert float(limit.get("effort")) == effort
             assert float(limit.get("velocity")) == velocity
 

@@ -65,9 +65,15 @@ class Motor:
 
 @dataclass(frozen=True, kw_only=True)
 class JointLimit:
-    position_rad: float = within(0.0, 3.2, open_low=True)
+    #: ``(lower, upper)`` stop angles (rad); the knee's range is one-sided (its parallelogram folds flat at 0).
+    range_rad: tuple[float, float] = within(-3.2, 3.2)
     effort_nm: float = positive()
     velocity_rads: float = positive()
+
+    def __post_init__(self) -> None:
+        lower, upper = self.range_rad
+        if not lower < upper:
+            raise ValueError(f"range_rad: the lower stop must lie below the upper one, got {list(self.range_rad)}")
 
 
 @dataclass(frozen=True, kw_only=True)

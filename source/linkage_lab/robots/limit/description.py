@@ -68,7 +68,6 @@ def build_limit_model(cfg: LimitConfig) -> RobotModel:
 
         def revolute(joint: str, parent: str, origin: tuple[float, float, float], leg: str = leg) -> Joint:
             lim = limits[joint]
-            bound = lim.position_rad
             return Joint(
                 name=f"{leg}_{joint}",
                 kind="revolute",
@@ -76,7 +75,7 @@ def build_limit_model(cfg: LimitConfig) -> RobotModel:
                 child=f"{leg}_{CHILD_LINK[joint]}",
                 origin_m=origin,
                 axis=axis,
-                limit_rad=(-bound, bound),
+                limit_rad=lim.range_rad,
                 effort_nm=lim.effort_nm,
                 velocity_rads=lim.velocity_rads,
             )

@@ -31,8 +31,7 @@ def limit_trot_cfg(**overrides: Any) -> TrotGaitCfg:
     limits = {}
     for leg in legs:
         for joint in table.joint_order:
-            bound = config.joint_limits[joint].position_rad
-            limits[f"{leg}_{joint}"] = (-bound, bound)
+            limits[f"{leg}_{joint}"] = config.joint_limits[joint].range_rad
     cfg = TrotGaitCfg(
         thigh_length_m=config.geometry.thigh_length_m,
         shank_length_m=config.geometry.shank_length_m,
