@@ -134,6 +134,28 @@ def test_limit_knee_follows_the_motors_as_the_seed_jacobian_says(limit):
     assert worst < TOLERANCE_RAD, f"worst joint error {math.degrees(worst):.4f}°"
 
 
+def test_limit_knee_stop_keeps_the_parallelogram_off_its_straight_knee_fold(limit):
+    """Knee motors driven well past a straight knee (target q_knee = +0.4): the knee's stop (-0.25 rad, one-sided in
+    the config) holds the leg bent, and the loop stays a parallelogram (q_knee = θ_knee_motor - θ_hip, not crossed)."""
+    model, data = _bench(limit.compile())
+    upper = get_robot("limit").config().joint_limits["knee"].range_rad[1]
+    assert upper < 0.0
+    targets = np.zeros(len(limit.motors))
+    for leg in LEGS:
+        targets[limit.motor_names.index(f"{leg}_hip")] = 0.2
+        targets[limit.motor_names.index(f"{leg}_knee_motor")] = 0.2 + 0.4
+    limit.reset(data, limit.default_joint_pos)
+    hold_motors(limit, data, targets, 20.0, 0.6, 0.6)
+    joint_pos, _ = limit.joint_state(data)
+    motor_pos, _ = limit.motor_state(data)
+    for leg in LEGS:
+        hip, knee = (joint_pos[limit.joint_names.index(f"{leg}_{j}")] for j in ("hip", "knee"))
+        hip_motor, knee_motor = (motor_pos[limit.motor_names.index(f"{leg}_{m}")] for m in ("hip", "knee_motor"))
+        assert knee == pytest.approx(upper, abs=0.02), leg  # on the stop (its contact softness), not past it
+        assert knee_motor - hip_motor == pytest.approx(knee, abs=TOLERANCE_RAD), leg
+    assert _closure_error_m(limit, model, data) < 1e-6
+
+
 def test_limit_static_torque_through_the_parallelogram_is_jt_motor_torque(limit):
     """Hip and knee motor torques with hip and knee locked: the serial joint torques are Jᵀ τ_m =
     (τ_hip + τ_knee, τ_knee) within 1 %."""

@@ -228,6 +228,23 @@ class MjcfDocument:
             solimp=fmt(self.settings.loop_solimp),
         )
 
+    def add_relative_stop(self, name: str, joint: str, minus: str, range_rad: Sequence[float]) -> ET.Element:
+        """A stop on the angle of ``joint`` relative to ``minus`` (hinges): ``joint - minus`` kept in ``range_rad``,
+        a limited fixed tendon, as stiff as the loop closures (the settings' ``solref``/``solimp``). A loop's motor
+        can then meet the stop its output meets, instead of pushing the loop through a fold against it."""
+        tendon = ET.SubElement(
+            self._section("tendon"),
+            "fixed",
+            name=name,
+            limited="true",
+            range=fmt(range_rad),
+            solreflimit=fmt(self.settings.loop_solref),
+            solimplimit=fmt(self.settings.loop_solimp),
+        )
+        ET.SubElement(tendon, "joint", joint=joint, coef="1")
+        ET.SubElement(tendon, "joint", joint=minus, coef="-1")
+        return tendon
+
     def add_motor(self, joint: str, peak_torque_nm: float) -> ET.Element:
         """A torque actuator on ``joint`` (gear 1) whose ``ctrl`` is clamped to ``±peak_torque_nm``."""
         return ET.SubElement(
@@ -244,7 +261,7 @@ class MjcfDocument:
         """The MJCF text (deterministic)."""
         root = ET.fromstring(ET.tostring(self.root))
         # Empty sections are legal but noisy.
-        for tag in ("equality", "actuator", "sensor"):
+        for tag in ("equality", "tendon", "actuator", "sensor"):
             node = root.find(tag)
             if node is not None and len(node) == 0:
                 root.remove(node)

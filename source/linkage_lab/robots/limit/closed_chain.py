@@ -74,6 +74,9 @@ def limit_closed_chain(
         doc.add_site(rod_body, rod_end, thigh)
         doc.add_site(knee.child, lever, crank)
         doc.add_connect(rod_end, lever)
+        # The knee's stop seen by its motor: θ_knee_motor - θ_hip is q_knee on the parallelogram. Without it the
+        # motor, driven past the knee joint's own stop, pushes the soft loop through its fold onto the crossed branch.
+        doc.add_relative_stop(f"{leg}_knee_motor_stop", knee_motor, hip.name, cfg.joint_limits["knee"].range_rad)
         doc.set_joint(ankle.name, armature=ankle_rotor)
 
         motors += [
@@ -97,7 +100,8 @@ def limit_closed_chain(
             f"parallelogram crank r = {parts.crank_length_m} m pointing away from the thigh, rod of the thigh's "
             f"length; crank {parts.crank_mass_kg} kg and rod {parts.rod_mass_kg} kg per leg added to the serial "
             "model's mass (assumptions: the config has no linkage data)",
-            "the parallelogram folds flat (singular) at q_knee = 0 and ±π: valid for the bent knee, -π < q_knee < 0",
+            "the parallelogram folds flat (singular) at q_knee = 0 and ±π: valid for the bent knee, -π < q_knee < 0; "
+            "the knee's one-sided range is a stop on the knee and on its motor relative to the hip",
             "rod on a pin at the crank, closed on the lever by a connect (the out-of-plane row is redundant)",
             "motor joints: hip (the hip joint itself), knee motor (on the base, hip axis), ankle; J̄ and B̄ "
             "from the config's s3n section (placeholders), ankle without damping as in the serial model",
