@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from linkage_lab.evaluation.metrics import JOINT_STOP_FLAG_SHARE, JointStopStats
+from linkage_lab.evaluation.metrics import JOINT_STOP_FLAG_SHARE, JointStopStats, joint_stop_line
 
 pytestmark = pytest.mark.unit
 
@@ -35,3 +35,14 @@ def test_the_flag_is_above_five_percent_and_limits_may_differ_per_env():
         stats.add(torch.tensor([[0.499], [0.499 if step == 0 else 0.0]]))
     (row,) = stats.summary(["knee"])["joints"]
     assert row["share_on_stop"] == pytest.approx(1 / 40) and not row["flagged"]
+
+
+def test_the_console_line_names_the_flagged_joints_only():
+    """Knee on its stop 3 of 4 samples, hip 1 of 4 (25 %, also over 5 %), ankle never: a line naming the two."""
+    stats = JointStopStats(torch.tensor([-1.0, -1.57, -0.6]), torch.tensor([1.0, -0.25, 0.6]))
+    for q in ([0.0, -0.25, 0.0], [0.0, -0.25, 0.0], [0.0, -0.25, 0.0], [1.0, -1.0, 0.0]):
+        stats.add(torch.tensor([q]))
+    summary = stats.summary(["hip", "knee", "ankle"])
+    assert joint_stop_line(summary) == "  on a joint stop more than 5% of the time: hip 25%, knee 75%"
+    assert joint_stop_line(JointStopStats(torch.zeros(1) - 1, torch.ones(1)).summary(["hip"])) is None
+    assert joint_stop_line(None) is None

@@ -152,6 +152,23 @@ def test_zero_action_policy_stands(limit_bundle):
     report = run_sim2sim(limit_bundle, (0.0, 0.0), 1.0)
     assert report["falls"] == 0
     assert abs(report["tracking"]["mean_forward_speed_mps"]) < 0.05
+    # Standing keeps every joint off its stops (the ankle 0.10 rad from its 0.60 rad stop), once per control step.
+    stops = report["joint_stops"]
+    assert stops["samples"] == 50 and stops["flagged"] == []
+    assert [row["name"] for row in stops["joints"]] == list(get_robot("limit").joint_names)
+    assert all(row["share_on_stop"] == 0.0 for row in stops["joints"])
+
+
+def test_joint_stop_ranges_are_the_configs():
+    """The closed chain's joint ranges, as the joint-stop share reads them, are the config's (one-sided knee)."""
+    from linkage_lab.robots.limit.closed_chain import limit_closed_chain
+    from linkage_lab.sim2sim.runner import _joint_ranges
+
+    chain = limit_closed_chain()
+    lower, upper = _joint_ranges(chain.compile(), chain.joint_names)
+    limits = get_robot("limit").config().joint_limits
+    for name, low, high in zip(chain.joint_names, lower.tolist(), upper.tolist(), strict=True):
+        assert (low, high) == pytest.approx(limits[name.split("_", 1)[1]].range_rad)
 
 
 # --- the robot-side conversions ---------------------------------------------------------------------------------

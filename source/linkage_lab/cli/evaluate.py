@@ -184,6 +184,7 @@ def _checked_policy_file(args: argparse.Namespace, policy: str, overrides: list[
 
 def format_summary(report: dict) -> str:
     """A few lines of ``eval.json`` for the terminal."""
+    from linkage_lab.evaluation.metrics import joint_stop_line
 
     def num(value, fmt: str = ".3f") -> str:
         return "n/a" if value is None else format(value, fmt)
@@ -205,13 +206,9 @@ def format_summary(report: dict) -> str:
             f"  no episode ended within {report['steps']} steps: the figures above are n/a; raise --max-steps "
             "or shorten the episodes (env.episode_length_s=...)"
         )
-    stops = report.get("joint_stops")
-    if stops and stops["flagged"]:
-        shares = {row["name"]: row["share_on_stop"] for row in stops["joints"]}
-        lines.append(
-            f"  on a joint stop more than {stops['flag_share']:.0%} of the time: "
-            + ", ".join(f"{name} {shares[name]:.0%}" for name in stops["flagged"])
-        )
+    stop_line = joint_stop_line(report.get("joint_stops"))
+    if stop_line:
+        lines.append(stop_line)
     replay = report.get("ankle_replay")
     if replay:
         overall = replay["overall"]

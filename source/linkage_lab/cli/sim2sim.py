@@ -280,6 +280,8 @@ def _write_verdict(
 
 
 def _print_summary(report: dict[str, Any], path: Path | None) -> None:
+    from linkage_lab.evaluation.metrics import joint_stop_line
+
     tracking, torques = report["tracking"], report["motor_torques"]
     command = report["command"]
     print(
@@ -297,6 +299,9 @@ def _print_summary(report: dict[str, Any], path: Path | None) -> None:
         f"  motors: worst peak {torques['worst_peak_ratio']:.2f} of peak torque, any motor saturated "
         f"{100 * torques['any_saturated_fraction']:.1f} % of physics steps"
     )
+    stop_line = joint_stop_line(report.get("joint_stops"))
+    if stop_line:
+        print(stop_line)
     if report["sprint"] is not None:
         race = report["sprint"]
         race_time = "-" if race["time"] is None else f"{race['time']:.2f} s"

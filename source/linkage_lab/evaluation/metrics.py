@@ -225,6 +225,16 @@ class JointStopStats:
         }
 
 
+def joint_stop_line(stops: dict[str, Any] | None) -> str | None:
+    """The console line of a :meth:`JointStopStats.summary` naming its flagged joints; ``None`` when none is."""
+    if not stops or not stops["flagged"]:
+        return None
+    shares = {row["name"]: row["share_on_stop"] for row in stops["joints"]}
+    return f"  on a joint stop more than {stops['flag_share']:.0%} of the time: " + ", ".join(
+        f"{name} {shares[name]:.0%}" for name in stops["flagged"]
+    )
+
+
 class FootContactStats:
     """Footfall statistics from per-control-step foot contact: how the robot steps.
 

@@ -65,7 +65,7 @@ class _Run:
     ):
         import mujoco
 
-        from linkage_lab.evaluation.metrics import FootContactStats, TrackingStats
+        from linkage_lab.evaluation.metrics import FootContactStats, JointStopStats, TrackingStats
 
         check_io_options(factory, io_options, bundle.robot)
         self.chain = (
@@ -90,6 +90,7 @@ class _Run:
         self.tracking = TrackingStats()
         self.feet = foot_geoms(self.model, self.chain.base_body)
         self.footfalls = FootContactStats(list(self.feet), 1, bundle.control_period_s)
+        self.stops = JointStopStats(*_joint_ranges(self.model, self.chain.joint_names))
         self.notes: dict[str, float] = {}
 
     def sense(self) -> Sensors:
@@ -116,10 +117,23 @@ class _Run:
         self.tracking.add(as_row(command), as_row(sensors.base_lin_vel_b), as_row(sensors.gyro_b), alive)
         contact = torch.as_tensor(feet_in_contact(self.data, self.feet)).reshape(1, -1)
         self.footfalls.add(contact, alive)
+        self.stops.add(as_row(self.chain.joint_state(self.data)[0]))
 
     def add_notes(self, command: MotorCommand) -> None:
         for key, value in command.notes.items():
             self.notes[key] = self.notes.get(key, 0) + value
+
+
+def _joint_ranges(model: Any, names: Sequence[str]) -> tuple[Any, Any]:
+    """``(lower, upper)`` of the named joints' ranges in the compiled model (rad; ``±inf`` where unlimited)."""
+    import mujoco
+    import torch
+
+    ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name) for name in names]
+    limited = model.jnt_limited[ids].astype(bool)
+    lower = np.where(limited, model.jnt_range[ids, 0], -np.inf)
+    upper = np.where(limited, model.jnt_range[ids, 1], np.inf)
+    return torch.as_tensor(lower), torch.as_tensor(upper)
 
 
 def run_sim2sim(
@@ -163,7 +177,8 @@ def run_sim2sim(
             under the model's default solver settings; ``None``: the robot model's own (flat).
 
     Returns:
-        The report: tracking, falls, footfalls, per-motor torques and saturation, the sprint's metrics
+        The report: tracking, falls, footfalls, per-motor torques and saturation, each joint's share of the
+        time on a stop of its range, the sprint's metrics
         (``sprint``), the sensing and robot-side conversion used, timing.
 
     Raises:
@@ -360,6 +375,7 @@ def _report(
         "tracking": run.tracking.summary(),
         "footfalls": run.footfalls.summary(),
         "motor_torques": run.torques.summary(),
+        "joint_stops": run.stops.summary(list(run.chain.joint_names)),
         "robot_side": {**run.io.describe(), "counts": run.notes},
         "sprint": None,
         "wall_time_s": wall_s,
