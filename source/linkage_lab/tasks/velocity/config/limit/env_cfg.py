@@ -30,10 +30,10 @@ class LimitRewardsCfg(RewardsCfg):
 
     base_height_l2 = RewTerm(func=mdp.base_height_l2, weight=-20.0, params={"target_height": 0.16})
     # Sharper tracking kernels (0.1 m/s, 0.1 rad/s), off in the recipe (a weight of 0 skips a term): they pay the last
-    # few hundredths of a m/s the 0.25 kernels barely see. From scratch they did not learn faster; 900 iterations of
-    # fine-tuning with them (and 0.1 s of paid air time) met every walking target in Isaac Lab but walked backward at
-    # 0.21 m/s on a 0.3 command on the closed chain, so the shipped policy does not use them. The weights to turn them
-    # on: policies/experiments/limit_fine_kernels/.
+    # few hundredths of a m/s the 0.25 kernels barely see. From scratch they did not learn faster, so the recipe and the
+    # demo leave them off; the shipped policy's last 900 iterations of fine-tuning turned them on (lin 1.0, yaw 1.5,
+    # with 0.1 s of paid air time; its train.json). Before the knee's one-sided stop the same fine-tune walked backward
+    # at 0.21 m/s on a 0.3 command on the closed chain, a rear knee past straight (docs/results/2026-12-04_knee_fold.md)
     track_lin_vel_xy_fine = RewTerm(
         func=mdp.track_lin_vel_xy_exp, weight=0.0, params={"command_name": "base_velocity", "std": 0.1}
     )
