@@ -476,3 +476,45 @@ def test_sweep_refuses_single_run_options(limit_bundle, capsys):
     assert "--episodes is a setting of --sweep" in capsys.readouterr().err
     assert main(["sim2sim", "--bundle", str(limit_bundle), "--sweep", "--episodes", "0"]) == 2
     assert "--episodes must be at least 1" in capsys.readouterr().err
+
+
+def test_the_bundle_policy_observes_its_last_two_actions_in_order(tmp_path):
+    from linkage_lab.sim2sim.bundle import BundlePolicy
+
+    names = ["a", "b", "c"]
+    layout = [
+        {"name": "velocity_commands", "size": 3, "function": "isaaclab.mdp.generated_commands"},
+        {"name": "actions", "size": 3, "function": "isaaclab.mdp.last_action"},
+        {"name": "previous_action", "size": 3, "function": "linkage_lab.tasks.velocity.history.previous_action"},
+    ]
+    metadata = {
+        **{key: [0.0] * 3 for key in ("default_joint_pos", "action_offset", "kp", "kd")},
+        "robot": "marvin",
+        "task": "hand-made",
+        "control_period_s": 0.02,
+        "joint_names": names,
+        "action_scale": [1.0] * 3,
+        "observation_layout": layout,
+    }
+    (tmp_path / "metadata.json").write_text(json.dumps(metadata))
+    # actions = the command: each tick's action is known, so the observation's two action blocks are checkable.
+    weight = np.zeros((9, 3), dtype=np.float32)
+    weight[:3] = np.eye(3)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["obs", "w"], ["actions"])],
+        "command",
+        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [1, 9])],
+        [helper.make_tensor_value_info("actions", TensorProto.FLOAT, [1, 3])],
+        [helper.make_tensor("w", TensorProto.FLOAT, [9, 3], weight.ravel().tolist())],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "policy.onnx"))
+    policy = BundlePolicy(load_bundle(tmp_path))
+    commands = [np.array([k, 10.0 * k, -k]) for k in (1.0, 2.0, 3.0)]
+    for command in commands:
+        policy.act({"generated_commands": command})
+    np.testing.assert_allclose(policy.last_observation, np.concatenate(commands[::-1]))
+    policy.reset()
+    policy.act({"generated_commands": commands[0]})
+    np.testing.assert_allclose(policy.last_observation[3:], 0.0)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from linkage_lab.export.metadata import ACTION_TERMS
+
 #: Observation terms of a fixed size, by function name (Isaac Lab's ``isaaclab.envs.mdp``).
 _FIXED_TERMS = {
     "base_lin_vel": 3,
@@ -164,7 +166,7 @@ def _term_size(term: Any, env_cfg: Any, actions: int, asset_joints: Any) -> int 
         asset_cfg = params.get("asset_cfg")
         asset = getattr(asset_cfg, "name", "robot")
         return _selected(asset_joints(asset), getattr(asset_cfg, "joint_names", None))
-    if name == "last_action":
+    if name in ACTION_TERMS:
         return actions if params.get("action_name") is None else None
     if name == "generated_commands":
         command = getattr(env_cfg.commands, params.get("command_name", ""), None)
@@ -192,7 +194,8 @@ def check_checkpoint_sizes(path: Path, state: dict[str, Any], sizes: TaskSizes |
         raise PolicyLoadError(
             f"checkpoint {path} does not fit {task}: it was trained with {observations} observations and "
             f"{actions} actions, {task} has {sizes.observations} observations and {sizes.actions} actions "
-            "(a checkpoint of another task?)"
+            "(a checkpoint of another task, or of this one before it gained an observation term: "
+            "env.observations.policy.<term>=null leaves a term out)"
         )
 
 

@@ -9,6 +9,8 @@ from linkage_lab.robots.registry import get_robot
 
 #: Version of the metadata layout.
 METADATA_VERSION = 1
+#: Observation functions that are the policy's own outputs: over the action's joints, in its order.
+ACTION_TERMS = ("last_action", "previous_action")
 
 
 def observation_layout(env: Any, groups: list[str], action_joints: list[str]) -> list[dict[str, Any]]:
@@ -47,7 +49,7 @@ def observation_layout(env: Any, groups: list[str], action_joints: list[str]) ->
                 "history_length": int(getattr(term_cfg, "history_length", 0) or 0),
                 "params": {k: v for k, v in term_cfg.params.items() if isinstance(v, (str, int, float, bool))},
             }
-            joints = action_joints if function_name == "last_action" else _term_joint_names(term_cfg, robot_joints)
+            joints = action_joints if function_name in ACTION_TERMS else _term_joint_names(term_cfg, robot_joints)
             if joints is not None:
                 entry["joint_names"] = joints
             terms.append(entry)

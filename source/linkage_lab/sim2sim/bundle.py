@@ -46,6 +46,7 @@ SENSED_TERMS = {
     "joint_pos_rel": "joint angles from the motor encoders (the bundle's FK) minus the default pose",
     "joint_vel_rel": "joint rates from the motor speeds (the bundle's velocity map)",
     "last_action": "the previous raw action (clipped)",
+    "previous_action": "the raw action before the previous one (clipped)",
 }
 
 
@@ -242,26 +243,29 @@ class BundlePolicy:
         target_clip = metadata.get("action_target_clip")
         self.target_clip = None if target_clip is None else np.asarray(target_clip, dtype=np.float64)
         self.last_action = np.zeros(len(bundle.joint_names), dtype=np.float32)
+        self.previous_action = np.zeros_like(self.last_action)
         #: The last :meth:`act`'s observation and its action as the graph returned it (``None`` before the first).
         self.last_observation: np.ndarray | None = None
         self.last_raw_action: np.ndarray | None = None
 
     def reset(self) -> None:
-        """Start of an episode: no last action, the gait (if any) at its initial state."""
+        """Start of an episode: no last (or previous) action, the gait (if any) at its initial state."""
         self.last_action[:] = 0.0
+        self.previous_action[:] = 0.0
         if self.composer is not None:
             self.composer.reset()
 
     def act(self, values: Mapping[str, np.ndarray]) -> np.ndarray:
         """The raw action for sensed ``values`` (by observation function name), clipped; stores it."""
-        obs = self.observation.build({**values, "last_action": self.last_action}).reshape(1, -1)
+        own = {"last_action": self.last_action, "previous_action": self.previous_action}
+        obs = self.observation.build({**values, **own}).reshape(1, -1)
         action = self.session.run(["actions"], {"obs": obs})[0].reshape(-1).astype(np.float32)
         self.last_observation, self.last_raw_action = obs.reshape(-1), action.copy()
         if not np.isfinite(action).all():
             action = np.zeros_like(action)
         if self.action_clip is not None:
             action = np.clip(action, -self.action_clip, self.action_clip)
-        self.last_action = action
+        self.previous_action, self.last_action = self.last_action, action
         return action
 
     def joint_targets(self, action: np.ndarray, values: Mapping[str, np.ndarray]) -> np.ndarray:

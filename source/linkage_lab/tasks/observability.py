@@ -22,6 +22,7 @@ ROBOT_SOURCES: dict[str, str] = {
     "joint_pos_rel": "the joint encoders (through the linkage's forward kinematics where motors drive a joint)",
     "joint_vel_rel": "the joint encoders, differentiated (through the linkage's Jacobian)",
     "last_action": "the policy's own previous output",
+    "previous_action": "the policy's own output before the previous one",
     "gait_state": "the gait prior's phase, stride and stepping scale, computed on the robot (gait.onnx)",
 }
 

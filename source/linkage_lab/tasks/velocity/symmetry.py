@@ -13,7 +13,8 @@ term function                 mirrored
 ``projected_gravity``         ``R g``
 ``base_ang_vel``              ``−R ω``: an axial vector (``(−ω_x, ω_y, −ω_z)``)
 ``generated_commands``        ``(v_x, −v_y, −ω_z)``: the velocity command
-``joint_pos_rel``, ``joint_vel_rel``, ``last_action``  the joint mirror (:mod:`linkage_lab.description.mirror`)
+``joint_pos_rel``, ``joint_vel_rel``, ``last_action``, ``previous_action``  the joint mirror
+                              (:mod:`linkage_lab.description.mirror`)
 ``gait_state``                ``(sin φ, cos φ, s, a) → (−sin φ, −cos φ, s, a)``: the prior's legs are half a
                               cycle apart, so swapping them shifts the phase by π
 ============================  =====================================================================
@@ -50,6 +51,7 @@ TERM_RULES: dict[str, tuple[float, ...] | str] = {
     "joint_pos_rel": "joints",
     "joint_vel_rel": "joints",
     "last_action": "joints",
+    "previous_action": "joints",
     "gait_state": _GAIT_STATE,
 }
 
