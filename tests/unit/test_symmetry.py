@@ -125,10 +125,10 @@ def test_marvin_residual_observation_mirror_term_by_term():
     n = len(joints.joint_names)
     rng = torch.Generator().manual_seed(0)
     lin, ang, grav, cmd = (torch.randn(2, 3, generator=rng) for _ in range(4))
-    pos, vel, act = (torch.randn(2, n, generator=rng) for _ in range(3))
+    pos, vel, act, prev = (torch.randn(2, n, generator=rng) for _ in range(4))
     phase = torch.tensor([0.3, 4.0])
     gait = torch.stack((torch.sin(phase), torch.cos(phase), torch.tensor([0.5, 0.8]), torch.tensor([1.0, 0.2])), -1)
-    policy = torch.cat((lin, ang, grav, cmd, pos, vel, act, gait), dim=-1)
+    policy = torch.cat((lin, ang, grav, cmd, pos, vel, act, gait, prev), dim=-1)
     obs, actions = mirror_rollout(env, TensorDict({"policy": policy}, batch_size=[2]), act)
     assert obs.batch_size[0] == 4 and actions.shape == (4, n)
     torch.testing.assert_close(obs["policy"][:2], policy)
@@ -142,6 +142,7 @@ def test_marvin_residual_observation_mirror_term_by_term():
             cmd * torch.tensor([1.0, -1.0, -1.0]),
             *(_apply(joints, x) for x in (pos, vel, act)),
             torch.stack((torch.sin(phase + math.pi), torch.cos(phase + math.pi), gait[:, 2], gait[:, 3]), -1),
+            _apply(joints, prev),
         ),
         dim=-1,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from linkage_lab.config import ConfigError
 from linkage_lab.paths import REPO_ROOT
@@ -53,11 +54,28 @@ def test_shipped_config_names_every_linkage_model():
     assert len(old_term) == 2
     present = [row for row in marvin if row not in old_term]
     assert {row.name for row in present} == {"marvin_shipped", "marvin_residual_1750"}
-    assert not any(row.overrides for row in present)
     for row in old_term:
         assert {"env.actions.joint_pos.turn_per_yaw_rate_s=0.0", "env.actions.joint_pos.scale_by_joint={}"} <= set(
             row.overrides
         )
+    # The shipped actor observes its previous action; a row whose checkpoint has fewer inputs says so by dropping
+    # the term, one joint vector (16 values), and nothing else of the present recipe.
+    shipped_inputs = _actor_inputs(REPO_ROOT / "policies" / "LinkageLab-Velocity-Flat-Marvin-Residual" / "model.pt")
+    drop = "env.observations.policy.previous_action=null"
+    for row in marvin:
+        if row.checkpoint == "pretrained":
+            assert not row.overrides
+            continue
+        inputs = _actor_inputs(REPO_ROOT / row.checkpoint)
+        assert (drop in row.overrides) == (inputs == shipped_inputs - 16), (row.name, inputs, shipped_inputs)
+        assert inputs in (shipped_inputs, shipped_inputs - 16), row.name
+    assert not set(next(row for row in present if row.checkpoint != "pretrained").overrides) - {drop}
+
+
+def _actor_inputs(checkpoint) -> int:
+    """The observation width a saved rsl-rl actor takes (its normaliser's mean)."""
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)["actor_state_dict"]
+    return state["obs_normalizer._mean"].shape[-1]
 
 
 def test_limit_rows_share_one_recipe_and_differ_in_the_linkage_model():

@@ -23,6 +23,7 @@ from linkage_lab.robots.marvin.gait import marvin_config, marvin_sprint_gait_cfg
 from linkage_lab.tasks.velocity import faults
 from linkage_lab.tasks.velocity.base_env_cfg import ACTION_CLIP, loop_latency_steps
 from linkage_lab.tasks.velocity.config.marvin.env_cfg import MarvinFlatEnvCfg
+from linkage_lab.tasks.velocity.history import previous_action
 from linkage_lab.tasks.velocity.randomization import randomize_constants
 from linkage_lab.tasks.velocity.residual import ResidualGaitActionCfg, gait_contact_schedule, gait_state
 from linkage_lab.tasks.velocity.rewards import airborne, heading_tracking, touchdown_alternation
@@ -114,6 +115,12 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
             func=gait_state,
             params={"action_name": "joint_pos"},
             modifiers=[ModifierCfg(func=faults.finite_or_zero)],
+        )
+        # The loop's latency reaches 40 ms, two control periods: the targets in flight are the last two actions, and
+        # an actor that sees only the last cannot tell what its joints are still being told (history.py). Added at
+        # iteration 2709 with zero weights (training/widen.py), so the policy it was fine-tuned from is unchanged.
+        self.observations.policy.previous_action = ObsTerm(
+            func=previous_action, modifiers=[ModifierCfg(func=faults.finite_or_zero)]
         )
 
         command = self.commands.base_velocity
