@@ -99,10 +99,12 @@ def test_zero_residual_walks_on_command_and_stands_on_zero(build_env, zero_actio
         assert abs(float(mean_yaw_rate[0])) < 0.05, f"mean yaw rate {mean_yaw_rate.tolist()} rad/s"
         drift = (robot.data.root_pos_w.torch[:, :2] - start).norm(dim=-1)
         assert (drift[standing] < 0.1).all(), f"standing envs moved {drift.tolist()} m"
-        # The policy sees the gait: (sin φ, cos φ, stride, stepping) closes its observation.
+        # The policy sees the gait: (sin φ, cos φ, stride, stepping), just before the action before the last (one
+        # value per joint), which closes its observation.
         state = term.gait_state
         expected = torch.stack((state[:, 0].sin(), state[:, 0].cos(), state[:, 1], state[:, 2]), dim=-1)
-        torch.testing.assert_close(obs["policy"][:, -4:], expected)
+        n = robot.num_joints
+        torch.testing.assert_close(obs["policy"][:, -4 - n : -n], expected)
         assert (state[walking, 2] == 1.0).all() and (state[standing].abs().sum() == 0.0)
 
         # Composition: q* = clip(gait + scale a, joint range), scale 0.15 rad but 0.03 on the hip yaws; a row
@@ -156,7 +158,11 @@ def test_ppo_trains_and_the_bundle_carries_the_gait(tmp_path):
     assert metadata["action_scale"] == pytest.approx(expected_scale) and expected_scale.count(0.03) == 2
     assert spec["joint_names"] == metadata["joint_names"]
     gait_term = next(term for term in metadata["observation_layout"] if term["name"] == spec["observation_term"])
-    assert gait_term["size"] == 4 and gait_term["start"] + 4 == metadata["observation_size"]
+    # The gait's 4 values, then the action before the last (one per joint) closes the observation.
+    previous = metadata["observation_layout"][-1]
+    assert previous["name"] == "previous_action" and previous["size"] == len(metadata["joint_names"])
+    assert gait_term["size"] == 4 and gait_term["start"] + 4 == previous["start"]
+    assert previous["start"] + previous["size"] == metadata["observation_size"]
     readme = (tmp_path / "bundle" / "README.md").read_text()
     assert "gait.onnx" in readme and "ResidualGaitAction" in readme
 

