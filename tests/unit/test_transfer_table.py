@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from linkage_lab.config import ConfigError
+from linkage_lab.evaluation.policy_check import checkpoint_sizes
 from linkage_lab.paths import REPO_ROOT
 from linkage_lab_experiments.transfer import DEFAULT_CONFIG, Row, load_rows, markdown_table, merge_rows, plot
 
@@ -59,23 +60,22 @@ def test_shipped_config_names_every_linkage_model():
             row.overrides
         )
     # The shipped actor observes its previous action; a row whose checkpoint has fewer inputs says so by dropping
-    # the term, one joint vector (16 values), and nothing else of the present recipe.
-    shipped_inputs = _actor_inputs(REPO_ROOT / "policies" / "LinkageLab-Velocity-Flat-Marvin-Residual" / "model.pt")
+    # the term, one action vector, and nothing else of the present recipe.
+    shipped_inputs, actions = _sizes(REPO_ROOT / "policies" / "LinkageLab-Velocity-Flat-Marvin-Residual" / "model.pt")
     drop = "env.observations.policy.previous_action=null"
     for row in marvin:
         if row.checkpoint == "pretrained":
             assert not row.overrides
             continue
-        inputs = _actor_inputs(REPO_ROOT / row.checkpoint)
-        assert (drop in row.overrides) == (inputs == shipped_inputs - 16), (row.name, inputs, shipped_inputs)
-        assert inputs in (shipped_inputs, shipped_inputs - 16), row.name
+        inputs, _ = _sizes(REPO_ROOT / row.checkpoint)
+        assert (drop in row.overrides) == (inputs == shipped_inputs - actions), (row.name, inputs, shipped_inputs)
+        assert inputs in (shipped_inputs, shipped_inputs - actions), row.name
     assert not set(next(row for row in present if row.checkpoint != "pretrained").overrides) - {drop}
 
 
-def _actor_inputs(checkpoint) -> int:
-    """The observation width a saved rsl-rl actor takes (its normaliser's mean)."""
-    state = torch.load(checkpoint, map_location="cpu", weights_only=False)["actor_state_dict"]
-    return state["obs_normalizer._mean"].shape[-1]
+def _sizes(checkpoint) -> tuple[int | None, int | None]:
+    """(observation size, action size) of a saved rsl-rl actor."""
+    return checkpoint_sizes(torch.load(checkpoint, map_location="cpu", weights_only=False))
 
 
 def test_limit_rows_share_one_recipe_and_differ_in_the_linkage_model():
