@@ -1,0 +1,50 @@
+"""The yaw-rate error split (linkage_lab_experiments.turn.yaw_spectrum) against signals with known parts."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from linkage_lab_experiments.turn.yaw_spectrum import BANDS_HZ, decompose, swing_bands
+
+pytestmark = pytest.mark.unit
+
+DT = 0.02
+
+
+def test_a_sine_lands_in_its_band_with_amplitude_over_root_two():
+    t = np.arange(1000) * DT
+    bands = swing_bands(0.3 + 0.2 * np.sin(2 * math.pi * 8.0 * t), DT)
+    assert bands[2] == pytest.approx(0.2 / math.sqrt(2), rel=1e-9)  # 8 Hz: the 6-12 Hz band
+    assert bands[0] == pytest.approx(0.0, abs=1e-9)
+    assert bands[1] == pytest.approx(0.0, abs=1e-9)
+    assert bands[3] == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("n", [999, 1000])
+def test_bands_hold_the_whole_variance(n):
+    rng = np.random.default_rng(3)
+    x = rng.normal(0.25, 0.1, n)
+    assert sum(b**2 for b in swing_bands(x, DT)) == pytest.approx(x.var(), rel=1e-9)
+
+
+def test_rms_error_splits_into_bias_and_swing():
+    t = np.arange(600) * DT
+    envs = np.stack([0.26 + 0.1 * np.sin(2 * math.pi * 4.0 * t), 0.22 + 0.05 * np.sin(2 * math.pi * 15.0 * t)], 1)
+    row = decompose(0.3, envs, DT, settle_steps=100)
+    assert row["bias_radps"] == pytest.approx(0.3 - 0.24, abs=1e-9)
+    # Per env: error² = (c - mean)² + var; pooled over equal-length envs.
+    expected = math.sqrt((0.04**2 + 0.1**2 / 2 + 0.08**2 + 0.05**2 / 2) / 2)
+    assert row["rms_error_radps"] == pytest.approx(expected, rel=1e-6)
+    assert row["swing_radps"] == pytest.approx(math.sqrt((0.1**2 / 2 + 0.05**2 / 2) / 2), rel=1e-6)
+    by_band = row["swing_by_band_radps"]
+    assert len(by_band) == len(BANDS_HZ)
+    assert by_band[1] == pytest.approx(0.1 / math.sqrt(2) / math.sqrt(2), rel=1e-6)  # 4 Hz, one env of two
+    assert by_band[3] == pytest.approx(0.05 / math.sqrt(2) / math.sqrt(2), rel=1e-6)  # 15 Hz
+
+
+def test_too_short_a_steady_part_is_an_error():
+    with pytest.raises(ValueError, match="too few"):
+        decompose(0.3, np.zeros((10, 2)), DT, settle_steps=5)
