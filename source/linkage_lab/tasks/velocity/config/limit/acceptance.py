@@ -15,9 +15,11 @@ _WOBBLE = (
 _TURN = (
     "turning on the spot is learnt both ways, its mean within 0.06 rad/s of the command (+0.245 / -0.257 in Isaac Lab, "
     "+0.215 / -0.255 on the closed chain), but the yaw rate swings with each step of the trot: yaw RMS 0.131 / 0.164 "
-    "in Isaac Lab, 0.150 turning right on the closed chain (left 0.118, within 0.12). A sharper yaw kernel (weight "
-    "3.0 instead of 1.5) swung as much (0.132 / 0.169) and lost the closed chain's backward walk "
-    "(policies/experiments/limit_knee_stop)"
+    "in Isaac Lab, 0.150 turning right on the closed chain (left 0.118, within 0.12). The swing about the mean alone "
+    "is 0.116 / 0.154 rad/s, most of it faster than the stepping (6-12 Hz: 0.075 / 0.094, above 12 Hz: 0.065 / 0.091; "
+    "linkage_lab_experiments.turn.yaw_spectrum). A sharper yaw kernel (weight 3.0 instead of 1.5) swung as much "
+    "(0.132 / 0.169) and lost the closed chain's backward walk (policies/experiments/limit_knee_stop); a stronger "
+    "action-rate penalty cut the swing by a tenth and lost it too (policies/experiments/limit_action_rate)"
 )
 
 #: Forward −0.3, 0, 0.3, 0.5 m/s and turning on the spot at ±0.3 rad/s, 8 envs × 20 s each, pushes on. In Isaac
