@@ -316,3 +316,25 @@ def config_doc(folder, **overrides) -> dict:
 def wire_state(wire: WireMap, joint_pos: np.ndarray, joint_vel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Wire position and velocity of a joint state, computed from the transform (no encode)."""
     return wire.sign * (wire.transform @ joint_pos) + wire.offset, wire.sign * (wire.transform @ joint_vel)
+
+
+def test_previous_action_is_the_action_before_the_last(tmp_path):
+    layout = [*LAYOUT, {"name": "previous_action", "size": 12, "scale": 1.0}]
+    rng = np.random.default_rng(6)
+    weight, bias = 0.1 * rng.standard_normal((N_OBS + 12, 12)), 0.1 * rng.standard_normal(12)
+    write_deploy_config(tmp_path, metadata(observation_layout=layout))
+    linear_policy(tmp_path / "policy.onnx", weight, bias)
+    deployment = LimitDeployment(tmp_path)
+    samples = samples_for(rng.uniform(-1, 1, 12), rng.uniform(-2, 2, 12))
+    first_obs = deployment.observation(samples, IMU, COMMAND)
+    assert not first_obs[N_OBS - 12 :].any()  # both actions zero at the start
+    deployment.step(samples, IMU, COMMAND)
+    first = first_obs.astype(np.float64) @ weight + bias
+    second_obs = deployment.observation(samples, IMU, COMMAND)
+    deployment.step(samples, IMU, COMMAND)
+    second = second_obs.astype(np.float64) @ weight + bias
+    obs = deployment.observation(samples, IMU, COMMAND)
+    np.testing.assert_allclose(obs[N_OBS - 12 : N_OBS], second, atol=1e-5)  # last action
+    np.testing.assert_allclose(obs[N_OBS:], first, atol=1e-5)  # the one before
+    deployment.reset()
+    assert not deployment.previous_action.any() and not deployment.last_action.any()

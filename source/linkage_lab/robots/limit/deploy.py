@@ -258,12 +258,15 @@ class LimitDeployment:
         self._scale = np.asarray(config.action_scale, dtype=np.float64)
         self._offset = np.asarray(config.action_offset, dtype=np.float64)
         self.last_action = np.zeros(NUM_JOINTS, dtype=np.float32)
+        #: The action before :attr:`last_action` (the ``previous_action`` term).
+        self.previous_action = np.zeros(NUM_JOINTS, dtype=np.float32)
         #: The observation of the last :meth:`step` (``None`` before the first).
         self.last_observation: np.ndarray | None = None
 
     def reset(self) -> None:
-        """Forget the last action (start of an episode)."""
+        """Forget the last two actions (start of an episode)."""
         self.last_action = np.zeros(NUM_JOINTS, dtype=np.float32)
+        self.previous_action = np.zeros(NUM_JOINTS, dtype=np.float32)
         self.last_observation = None
 
     def observation(
@@ -299,6 +302,7 @@ class LimitDeployment:
             "joint_pos": state.joint_pos - self._default,
             "joint_vel": state.joint_vel,
             "actions": action,
+            "previous_action": self.previous_action,
         }
         parts = []
         for term in self.config.observation:
@@ -331,6 +335,6 @@ class LimitDeployment:
         state = self.wire.decode(samples)
         self.last_observation = self._observation(state, imu, command, None)
         action = self.act(self.last_observation)
-        self.last_action = action
+        self.previous_action, self.last_action = self.last_action, action
         target = self.joint_targets(action)
         return self.wire.encode(target, np.zeros(NUM_JOINTS), state)

@@ -35,6 +35,9 @@ OBSERVATION_SIZES = {
     "joint_pos": NUM_JOINTS,
     "joint_vel": NUM_JOINTS,
     "actions": NUM_JOINTS,
+    # The raw action before the last (tasks/velocity/history.py): the second of two targets in flight when the
+    # loop's latency reaches two control periods.
+    "previous_action": NUM_JOINTS,
 }
 OBSERVATION_ALIASES = {
     "generated_commands": "velocity_commands",
