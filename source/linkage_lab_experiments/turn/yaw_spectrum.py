@@ -111,14 +111,12 @@ def record_turn(
 
 def plot(rows: list[dict[str, Any]], traces: list[np.ndarray], dt_s: float, path: Path) -> None:
     """Per command: a 2 s trace of env 0's yaw rate, and the swing by band."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     from linkage_lab.io import save_figure_atomic
 
-    fig, axes = plt.subplots(len(rows), 2, figsize=(11, 3.2 * len(rows)), squeeze=False)
+    fig = Figure(figsize=(11, 3.2 * len(rows)))
+    axes = fig.subplots(len(rows), 2, squeeze=False)
     labels = [f"{lo:g}-{hi:g} Hz" if hi is not None else f">{lo:g} Hz" for lo, hi in rows[0]["bands_hz"]]
     for (trace_ax, band_ax), row, trace in zip(axes, rows, traces, strict=True):
         window = trace[-int(round(2.0 / dt_s)) :, 0]
@@ -135,7 +133,6 @@ def plot(rows: list[dict[str, Any]], traces: list[np.ndarray], dt_s: float, path
         )
     fig.tight_layout()
     save_figure_atomic(fig, path, dpi=110)
-    plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> int:
