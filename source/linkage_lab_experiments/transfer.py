@@ -6,6 +6,10 @@ the config: export the checkpoint (``linkage-lab export``), the Isaac Lab accept
 (``linkage-lab eval --sweep``: fixed commands, several envs, the task's pushes), and one sim2sim run
 per command of that sweep (:func:`~linkage_lab.sim2sim.runner.run_sim2sim`); a row with a
 ``sprint_ankle`` also races the 10 m sprint in both (``linkage-lab sprint``, ``sim2sim --sprint``).
+With ``--stress`` each row also runs the reality-gap sweep on the closed chain (every command under each
+condition of the stress set: the estimator, 20 / 40 ms latency, motor constants ±20 %, friction 0.5, kicked
+starts; :mod:`linkage_lab.sim2sim.reality_gap`), written to ``<row>/reality_gap/``, and each command of the
+table gets its worst condition's figures.
 The Isaac Lab steps run as the project's own commands in a subprocess, so this process never imports
 Isaac Lab. It writes
 ``outputs/transfer/transfer.json``, ``transfer.md`` (the table) and ``transfer.png`` (tracking error
@@ -163,8 +167,53 @@ def _sprint_row(row: Row, folder: Path, bundle: Path, log: Path, isaac: bool) ->
     }
 
 
-def run_row(row: Row, out_dir: Path, duration_s: float = DURATION_S, isaac: bool = True) -> dict[str, Any]:
-    """Export, sweep in Isaac Lab and run sim2sim for one row; returns its entry of ``transfer.json``."""
+def stressed_cases(document: dict[str, Any]) -> dict[tuple[float, float], dict[str, Any]]:
+    """Per command ``(vx, wz)``, a reality-gap document's figures over all its conditions: runs and falls summed,
+    the worst lin-vel and yaw-rate RMS and the condition each came from, and the conditions meeting every target."""
+    by_command: dict[tuple[float, float], list[dict[str, Any]]] = {}
+    for row in document["rows"]:
+        command = (row["command"]["lin_vel_x_mps"], row["command"]["ang_vel_z_radps"])
+        by_command.setdefault(command, []).append(row)
+    cases = {}
+    for command, rows in by_command.items():
+        entry: dict[str, Any] = {
+            "runs": sum(r["runs"] for r in rows),
+            "falls": sum(r["falls"] for r in rows),
+            "conditions": len(rows),
+            "conditions_passed": sum(bool(r["passed"]) for r in rows),
+        }
+        for key in ("lin_vel_xy_rms_mps", "yaw_rate_rms_radps"):
+            measured = [r for r in rows if r[key] is not None]
+            worst = max(measured, key=lambda r, k=key: r[k], default=None)
+            entry[f"worst_{key}"] = None if worst is None else worst[key]
+            entry[f"worst_{key}_condition"] = None if worst is None else worst["condition"]
+        cases[command] = entry
+    return cases
+
+
+def _stress_row(row: Row, folder: Path, bundle: Path) -> dict[tuple[float, float], dict[str, Any]]:
+    """The row's reality-gap sweep on the closed chain, written to ``<row>/reality_gap/``; its figures per command."""
+    from linkage_lab.sim2sim.reality_gap import run_reality_gap, write_reality_gap
+
+    def progress(condition: str, case: dict[str, Any]) -> None:
+        command = case["command"]
+        print(
+            f"  {row.name} stress {condition} ({command['lin_vel_x_mps']:+.1f}, {command['ang_vel_z_radps']:+.1f}): "
+            f"lin RMS {_fmt(case['lin_vel_xy_rms_mps'])}, yaw RMS {_fmt(case['yaw_rate_rms_radps'])}, "
+            f"falls {case['falls']}",
+            flush=True,
+        )
+
+    document = run_reality_gap(bundle, on_row=progress, io_options=row.sim2sim_options or None)
+    write_reality_gap(folder / "reality_gap", document)
+    return stressed_cases(document)
+
+
+def run_row(
+    row: Row, out_dir: Path, duration_s: float = DURATION_S, isaac: bool = True, stress: bool = False
+) -> dict[str, Any]:
+    """Export, sweep in Isaac Lab and run sim2sim for one row (and, with ``stress``, the reality-gap sweep);
+    returns its entry of ``transfer.json``."""
     from linkage_lab.sim2sim.runner import run_sim2sim
 
     if not _checkpoint_available(row):
@@ -188,6 +237,10 @@ def run_row(row: Row, out_dir: Path, duration_s: float = DURATION_S, isaac: bool
         report = run_sim2sim(bundle, command, duration_s, io_options=row.sim2sim_options or None)
         cases.append({"command": list(command), "isaac_lab": _isaac_case(case), "sim2sim": _sim2sim_case(report)})
         print(f"  {row.name} {command}: {_line(cases[-1])}", flush=True)
+    if stress:
+        stressed = _stress_row(row, folder, bundle)
+        for case in cases:
+            case["sim2sim_stress"] = stressed.get(tuple(case["command"]))
     sprint = None if row.sprint_ankle is None else _sprint_row(row, folder, bundle, log, isaac)
     if sprint is not None:
         print(f"  {row.name} sprint: {_sprint_line(sprint)}", flush=True)
@@ -201,6 +254,7 @@ def run_row(row: Row, out_dir: Path, duration_s: float = DURATION_S, isaac: bool
         "isaac_lab_episodes_per_command": sweep_doc.get("episodes_per_case"),
         "isaac_lab_num_envs": sweep_doc.get("num_envs"),
         "sim2sim_duration_s": duration_s,
+        "stress_set": f"{row.name}/reality_gap/reality_gap.json" if stress else None,
         "cases": cases,
         "sprint": sprint,
     }
@@ -234,20 +288,29 @@ def _sprint_line(sprint: dict[str, Any]) -> str:
 
 
 def markdown_table(doc: dict[str, Any]) -> str:
-    """The table of ``transfer.json`` as Markdown: one line per row and command."""
-    head = (
-        "| policy | command (vx, wz) | speed Isaac → sim2sim (m/s) | lin-vel RMS Isaac → sim2sim (m/s) | "
-        "yaw RMS Isaac → sim2sim (rad/s) | falls Isaac → sim2sim | sim2sim motors saturated (mean / worst) |\n"
-        "|---|---|---|---|---|---|---|\n"
-    )
+    """The table of ``transfer.json`` as Markdown: one line per row and command (with a column for the stress set
+    when a row was run under it)."""
+    stressed = any("sim2sim_stress" in case for row in doc["rows"] for case in row.get("cases", []))
+    columns = [
+        "policy",
+        "command (vx, wz)",
+        "speed Isaac → sim2sim (m/s)",
+        "lin-vel RMS Isaac → sim2sim (m/s)",
+        "yaw RMS Isaac → sim2sim (rad/s)",
+        "falls Isaac → sim2sim",
+        "sim2sim motors saturated (mean / worst)",
+    ]
+    if stressed:
+        columns.append("stress set: falls / runs, worst lin-vel RMS (m/s), worst yaw RMS (rad/s), conditions passed")
+    head = "| " + " | ".join(columns) + " |\n" + "|---" * len(columns) + "|\n"
     lines = []
     for row in doc["rows"]:
         if row["status"] != "ok":
-            lines.append(f"| {row['name']} | – | {row['status']}: {row['note']} | | | | |")
+            lines.append(f"| {row['name']} | – | {row['status']}: {row['note']} | | | | |" + " |" * stressed)
             continue
         for case in row["cases"]:
             i, s = case["isaac_lab"], case["sim2sim"]
-            lines.append(
+            line = (
                 f"| {row['name']} | {case['command'][0]:+.1f}, {case['command'][1]:+.1f} | "
                 f"{_fmt(i['mean_forward_speed_mps'])} → {_fmt(s['mean_forward_speed_mps'])} | "
                 f"{_fmt(i['lin_vel_xy_rms_mps'])} → {_fmt(s['lin_vel_xy_rms_mps'])} | "
@@ -256,6 +319,9 @@ def markdown_table(doc: dict[str, Any]) -> str:
                 f"{s['mean_saturated_fraction']:.1%} / {s['worst_saturated_fraction']:.0%} "
                 f"({s['worst_saturated_motor']}) |"
             )
+            if stressed:
+                line += f" {_stress_cell(case.get('sim2sim_stress'))} |"
+            lines.append(line)
     table = head + "\n".join(lines) + "\n"
     races = [row for row in doc["rows"] if row.get("sprint")]
     if races:
@@ -270,6 +336,16 @@ def markdown_table(doc: dict[str, Any]) -> str:
                 f"{i['max_lateral_offset_m']:.2f} → {s['max_lateral_offset_m']:.2f} |\n"
             )
     return table
+
+
+def _stress_cell(stress: dict[str, Any] | None) -> str:
+    if stress is None:
+        return "not run"
+    return (
+        f"{stress['falls']}/{stress['runs']}, {_fmt(stress['worst_lin_vel_xy_rms_mps'])} "
+        f"({stress['worst_lin_vel_xy_rms_mps_condition']}), {_fmt(stress['worst_yaw_rate_rms_radps'])} "
+        f"({stress['worst_yaw_rate_rms_radps_condition']}), {stress['conditions_passed']}/{stress['conditions']}"
+    )
 
 
 def merge_rows(rows: list[Row], results: list[dict[str, Any]], previous: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -289,17 +365,26 @@ def plot(doc: dict[str, Any], path: Path) -> Path:
 
     from linkage_lab.io import save_figure_atomic
 
-    labels, isaac, sim, saturation = [], [], [], []
+    labels, isaac, sim, saturation, stressed = [], [], [], [], []
     for row in doc["rows"]:
         for case in row["cases"]:
             labels.append(f"{row['name']}\n{case['command'][0]:+.1f},{case['command'][1]:+.1f}")
             isaac.append(case["isaac_lab"]["lin_vel_xy_rms_mps"] or 0.0)
             sim.append(case["sim2sim"]["lin_vel_xy_rms_mps"] or 0.0)
             saturation.append(100.0 * case["sim2sim"]["worst_saturated_fraction"])
+            stressed.append(case.get("sim2sim_stress"))
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(8.0, 0.55 * len(labels)), 7.5), sharex=True)
     x = range(len(labels))
-    top.bar([v - 0.2 for v in x], isaac, 0.4, label="Isaac Lab (serial tree, trained on)")
-    top.bar([v + 0.2 for v in x], sim, 0.4, label="sim2sim (closed chain, robot-side code)")
+    width = 0.27 if any(stressed) else 0.4
+    top.bar([v - width / 2 for v in x], isaac, width, label="Isaac Lab (serial tree, trained on)")
+    top.bar([v + width / 2 for v in x], sim, width, label="sim2sim (closed chain, robot-side code)")
+    if any(stressed):
+        xs = [v + 1.5 * width for v, s in zip(x, stressed) if s]
+        worst = [s["worst_lin_vel_xy_rms_mps"] or 0.0 for s in stressed if s]
+        top.bar(xs, worst, width, color="tab:gray", label="sim2sim under the stress set (worst condition; nF: falls)")
+        for xv, height, s in zip(xs, worst, [s for s in stressed if s]):
+            if s["falls"]:
+                top.text(xv, height, f"{s['falls']}F", ha="center", va="bottom", fontsize=7, color="red")
     top.set_ylabel("lin-vel RMS error (m/s)")
     top.legend(loc="upper left", fontsize=8)
     top.set_title("Transfer: the same policy in Isaac Lab and on the closed-chain MuJoCo model")
@@ -329,6 +414,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--reuse-isaac", action="store_true", help="reuse a row's Isaac Lab sweep.json when present (faster reruns)"
     )
+    parser.add_argument(
+        "--stress",
+        action="store_true",
+        help="also run each row's reality-gap sweep (every command under the stress set; about 20 min a row)",
+    )
     args = parser.parse_args(argv)
     all_rows = load_rows(args.config)
     unknown = sorted(set(args.rows or ()) - {r.name for r in all_rows})
@@ -341,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for row in rows:
         print(f"[transfer] {row.name}: {row.task} {' '.join(row.overrides)}", flush=True)
-        results.append(run_row(row, args.out, args.duration, isaac=not args.reuse_isaac))
+        results.append(run_row(row, args.out, args.duration, isaac=not args.reuse_isaac, stress=args.stress))
     doc = {"schema_version": 1, "config": str(args.config), "rows": merge_rows(all_rows, results, previous)}
     write_json_atomic(args.out / "transfer.json", doc)
     write_text_atomic(args.out / "transfer.md", markdown_table(doc))

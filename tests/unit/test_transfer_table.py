@@ -192,3 +192,101 @@ def test_a_rows_race_runs_its_action_overrides_and_takes_the_ankle_from_the_row(
     ]
     assert raced == [race_bundle]
     assert result["isaac_lab"]["ended_reason"] == "finished" and result["sim2sim"]["ended_reason"] == "fell"
+
+
+def _gap_row(condition, command, lin, yaw, falls, passed):
+    return {
+        "condition": condition,
+        "command": {"lin_vel_x_mps": command[0], "ang_vel_z_radps": command[1]},
+        "runs": 2,
+        "falls": falls,
+        "lin_vel_xy_rms_mps": lin,
+        "yaw_rate_rms_radps": yaw,
+        "passed": passed,
+    }
+
+
+def test_stressed_cases_take_each_commands_worst_condition():
+    from linkage_lab_experiments.transfer import stressed_cases
+
+    document = {
+        "rows": [
+            _gap_row("nominal", (0.3, 0.0), 0.05, 0.04, 0, True),
+            _gap_row("delay_40ms", (0.3, 0.0), 0.09, 0.03, 1, False),
+            _gap_row("friction_0.5", (0.3, 0.0), 0.07, 0.06, 0, True),
+            _gap_row("nominal", (0.0, 0.3), 0.02, 0.11, 0, True),
+            _gap_row("delay_40ms", (0.0, 0.3), None, 0.15, 2, False),
+        ]
+    }
+    cases = stressed_cases(document)
+    assert set(cases) == {(0.3, 0.0), (0.0, 0.3)}
+    walk = cases[(0.3, 0.0)]
+    assert (walk["runs"], walk["falls"], walk["conditions"], walk["conditions_passed"]) == (6, 1, 3, 2)
+    assert (walk["worst_lin_vel_xy_rms_mps"], walk["worst_lin_vel_xy_rms_mps_condition"]) == (0.09, "delay_40ms")
+    assert (walk["worst_yaw_rate_rms_radps"], walk["worst_yaw_rate_rms_radps_condition"]) == (0.06, "friction_0.5")
+    turn = cases[(0.0, 0.3)]
+    # A condition without a figure (None) is not a worst value.
+    assert (turn["worst_lin_vel_xy_rms_mps"], turn["worst_lin_vel_xy_rms_mps_condition"]) == (0.02, "nominal")
+    assert (turn["falls"], turn["conditions_passed"]) == (2, 1)
+
+
+def test_table_and_plot_show_the_stress_set_where_a_row_ran_it(tmp_path):
+    from linkage_lab_experiments.transfer import stressed_cases
+
+    case = _case((0.3, 0.0), 0.058, 0.046, 0.97)
+    case["sim2sim_stress"] = stressed_cases(
+        {
+            "rows": [
+                _gap_row("nominal", (0.3, 0.0), 0.05, 0.04, 0, True),
+                _gap_row("delay_40ms", (0.3, 0.0), 0.09, 0.03, 1, False),
+            ]
+        }
+    )[(0.3, 0.0)]
+    doc = {
+        "rows": [
+            {"name": "a", "status": "ok", "cases": [case]},
+            {"name": "b", "status": "ok", "cases": [_case((0.5, 0.0), 0.05, 0.06, 0.5)]},
+        ]
+    }
+    table = markdown_table(doc)
+    assert "stress set: falls / runs" in table.splitlines()[0]
+    assert "| 1/4, 0.090 (delay_40ms), 0.040 (nominal), 1/2 |" in table
+    assert table.splitlines()[3].endswith("| not run |")
+    # Every line of the table has the header's column count.
+    assert len({line.count("|") for line in table.strip().splitlines()}) == 1
+    assert plot(doc, tmp_path / "transfer.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_stressed_row_attaches_the_reality_gap_to_its_commands(tmp_path, monkeypatch):
+    from linkage_lab.sim2sim import reality_gap, runner
+    from linkage_lab_experiments import transfer
+
+    def fake_run(argv, log):
+        if argv[0] == "eval":
+            out = tmp_path / "out" / "row" / "isaac"
+            out.mkdir(parents=True, exist_ok=True)
+            command = {"lin_vel_x_mps": 0.3, "ang_vel_z_radps": 0.0}
+            (out / "sweep.json").write_text(json.dumps({"cases": [{"command": command, "falls": 0, "episodes": 8}]}))
+
+    motors = [{"name": "m", "saturated_fraction": 0.1, "peak_ratio": 0.5}]
+    report = {
+        "motor_torques": {"motors": motors},
+        "tracking": {"mean_forward_speed_mps": 0.3, "lin_vel_xy_rms_mps": 0.04, "yaw_rate_rms_radps": 0.02},
+        "falls": 0,
+        "simulated_s": 20.0,
+    }
+    gap = {"task": "T", "targets": None, "conditions": [], "summary": {"runs": 2, "falls": 0, "failed_rows": 0}}
+    gap["rows"] = [_gap_row("nominal", (0.3, 0.0), 0.05, 0.04, 0, True)]
+    written = []
+    monkeypatch.setattr(transfer, "_run", fake_run)
+    monkeypatch.setattr(runner, "run_sim2sim", lambda *args, **kwargs: report)
+    monkeypatch.setattr(reality_gap, "run_reality_gap", lambda bundle, **kwargs: gap)
+    monkeypatch.setattr(reality_gap, "write_reality_gap", lambda folder, document: written.append(folder))
+    row = Row(name="row", task="LinkageLab-Velocity-Flat-Limit", checkpoint="pretrained")
+    entry = transfer.run_row(row, tmp_path / "out", stress=True)
+    assert written == [tmp_path / "out" / "row" / "reality_gap"]
+    assert entry["stress_set"] == "row/reality_gap/reality_gap.json"
+    assert entry["cases"][0]["sim2sim_stress"]["worst_lin_vel_xy_rms_mps"] == 0.05
+    # Without the stress set the row carries none.
+    plain = transfer.run_row(row, tmp_path / "out")
+    assert plain["stress_set"] is None and "sim2sim_stress" not in plain["cases"][0]

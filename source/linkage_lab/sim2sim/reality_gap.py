@@ -34,6 +34,7 @@ def run_reality_gap(
     duration_s: float | None = None,
     seed: int = 0,
     on_row: Callable[[str, dict[str, Any]], None] | None = None,
+    io_options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run the bundle's acceptance cases under each condition; returns the ``reality_gap.json`` document.
 
@@ -44,6 +45,7 @@ def run_reality_gap(
         duration_s: Simulated seconds per run; ``None``: the sweep's.
         seed: Seed of the start kicks.
         on_row: Called with each finished ``(condition name, sweep row)`` (progress).
+        io_options: Options of the robot side (its ``sim2sim_io`` extra), as in every run of the sweep.
     """
 
     loaded = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
@@ -63,6 +65,7 @@ def run_reality_gap(
             seed=seed,
             delays_s=condition.delays_s,
             stress=condition.physics,
+            io_options=io_options,
         )
         targets = sweep["targets"]
         for row in sweep["cases"]:
