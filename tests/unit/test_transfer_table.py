@@ -54,7 +54,7 @@ def test_shipped_config_names_every_linkage_model():
     old_term = [row for row in marvin if row.name in ("marvin_diamond", "marvin_box")]
     assert len(old_term) == 2
     present = [row for row in marvin if row not in old_term]
-    assert {row.name for row in present} == {"marvin_shipped", "marvin_residual_1750"}
+    assert {"marvin_shipped", "marvin_residual_1750", "marvin_diamond_seed43"} <= {row.name for row in present}
     for row in old_term:
         assert {"env.actions.joint_pos.turn_per_yaw_rate_s=0.0", "env.actions.joint_pos.scale_by_joint={}"} <= set(
             row.overrides
@@ -70,7 +70,9 @@ def test_shipped_config_names_every_linkage_model():
         inputs, _ = _sizes(REPO_ROOT / row.checkpoint)
         assert (drop in row.overrides) == (inputs == shipped_inputs - actions), (row.name, inputs, shipped_inputs)
         assert inputs in (shipped_inputs, shipped_inputs - actions), row.name
-    assert not set(next(row for row in present if row.checkpoint != "pretrained").overrides) - {drop}
+    for row in present:
+        # The present action term: nothing but the dropped input and the box row's ankle model.
+        assert not set(row.overrides) - {drop, "presets=box"}, row.name
 
 
 def _sizes(checkpoint) -> tuple[int | None, int | None]:
@@ -79,7 +81,8 @@ def _sizes(checkpoint) -> tuple[int | None, int | None]:
 
 
 def test_limit_rows_share_one_recipe_and_differ_in_the_linkage_model():
-    limit = [row for row in load_rows(DEFAULT_CONFIG) if row.task == "LinkageLab-Velocity-Flat-Limit"]
+    rows = load_rows(DEFAULT_CONFIG)
+    limit = [r for r in rows if r.task == "LinkageLab-Velocity-Flat-Limit" and r.checkpoint != "pretrained"]
     records = [json.loads((REPO_ROOT / row.checkpoint).with_name("train.json").read_text()) for row in limit]
     assert len(limit) == 3
     assert {(r["iterations"], r["seed"], r["num_envs"]) for r in records} == {(600, 42, 256)}
