@@ -99,13 +99,16 @@ def _checkpoint_available(row: Row) -> bool:
 
 
 def _run(args: list[str], log: Path) -> None:
-    """Run a ``linkage-lab`` command, its output into ``log``; raise with the log's tail on failure."""
+    """Run a ``linkage-lab`` command, its output into ``log``; raise with the log's tail on failure. A sweep that
+    misses its targets (exit status 3) is a measurement the table shows, not a failure."""
+    from linkage_lab.exit_codes import MISSED, OK
+
     command = [sys.executable, "-m", "linkage_lab.cli.main", *args]
     with log.open("a") as handle:
         handle.write(f"$ linkage-lab {' '.join(args)}\n")
         handle.flush()
         done = subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT, cwd=REPO_ROOT, check=False)
-    if done.returncode != 0:
+    if done.returncode not in (OK, MISSED):
         tail = "\n".join(log.read_text().splitlines()[-15:])
         raise RuntimeError(f"linkage-lab {args[0]} failed (exit {done.returncode}); {log}:\n{tail}")
 

@@ -293,3 +293,20 @@ def test_a_stressed_row_attaches_the_reality_gap_to_its_commands(tmp_path, monke
     # Without the stress set the row carries none.
     plain = transfer.run_row(row, tmp_path / "out")
     assert plain["stress_set"] is None and "sim2sim_stress" not in plain["cases"][0]
+
+
+def test_a_missed_sweep_is_a_measurement_and_a_crash_is_an_error(tmp_path, monkeypatch):
+    import subprocess
+
+    from linkage_lab_experiments import transfer
+
+    log = tmp_path / "commands.log"
+    for code in (0, 3):
+        monkeypatch.setattr(
+            subprocess, "run", lambda *args, code=code, **kwargs: subprocess.CompletedProcess(args, code)
+        )
+        transfer._run(["eval", "--sweep"], log)
+    monkeypatch.setattr(subprocess, "run", lambda *args, **kwargs: subprocess.CompletedProcess(args, 1))
+    with pytest.raises(RuntimeError, match=r"linkage-lab eval failed \(exit 1\)"):
+        transfer._run(["eval", "--sweep"], log)
+    assert log.read_text().count("$ linkage-lab eval --sweep") == 3
