@@ -428,16 +428,19 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown rows {', '.join(unknown)}; the config has {', '.join(r.name for r in all_rows)}")
     rows = [r for r in all_rows if args.rows is None or r.name in args.rows]
+    if not rows:
+        parser.error("--rows names no row")
     args.out.mkdir(parents=True, exist_ok=True)
     previous_file = args.out / "transfer.json"
     previous = json.loads(previous_file.read_text()) if args.rows is not None and previous_file.is_file() else None
-    results = []
+    results: list[dict[str, Any]] = []
     for row in rows:
         print(f"[transfer] {row.name}: {row.task} {' '.join(row.overrides)}", flush=True)
         results.append(run_row(row, args.out, args.duration, isaac=not args.reuse_isaac, stress=args.stress))
-    doc = {"schema_version": 1, "config": str(args.config), "rows": merge_rows(all_rows, results, previous)}
-    write_json_atomic(args.out / "transfer.json", doc)
-    write_text_atomic(args.out / "transfer.md", markdown_table(doc))
+        # Written after every row: a later row's failure loses none of the rows measured before it.
+        doc = {"schema_version": 1, "config": str(args.config), "rows": merge_rows(all_rows, results, previous)}
+        write_json_atomic(args.out / "transfer.json", doc)
+        write_text_atomic(args.out / "transfer.md", markdown_table(doc))
     plot(doc, args.out / "transfer.png")
     print(markdown_table(doc))
     print(f"[transfer] wrote {args.out}/transfer.json, transfer.md, transfer.png")

@@ -310,3 +310,26 @@ def test_a_missed_sweep_is_a_measurement_and_a_crash_is_an_error(tmp_path, monke
     with pytest.raises(RuntimeError, match=r"linkage-lab eval failed \(exit 1\)"):
         transfer._run(["eval", "--sweep"], log)
     assert log.read_text().count("$ linkage-lab eval --sweep") == 3
+
+
+def test_every_finished_row_is_written_before_a_later_row_fails(tmp_path, monkeypatch):
+    from linkage_lab_experiments import transfer
+
+    config = tmp_path / "transfer.yaml"
+    config.write_text(
+        "rows:\n  - {name: a, task: T, checkpoint: pretrained}\n  - {name: b, task: T, checkpoint: pretrained}\n"
+    )
+
+    def fake_row(row, *args, **kwargs):
+        if row.name == "b":
+            raise RuntimeError("b crashed")
+        return {"name": row.name, "status": "ok", "cases": [_case((0.3, 0.0), 0.05, 0.04, 0.1)]}
+
+    monkeypatch.setattr(transfer, "run_row", fake_row)
+    with pytest.raises(RuntimeError, match="b crashed"):
+        transfer.main(["--config", str(config), "--out", str(tmp_path / "out")])
+    written = json.loads((tmp_path / "out" / "transfer.json").read_text())
+    assert [row["name"] for row in written["rows"]] == ["a"]
+    assert "| a | +0.3, +0.0 |" in (tmp_path / "out" / "transfer.md").read_text()
+    with pytest.raises(SystemExit):
+        transfer.main(["--config", str(config), "--out", str(tmp_path / "out"), "--rows"])
