@@ -83,3 +83,19 @@ def test_race_task_follows_the_policy(tmp_path, monkeypatch):
     (run / "model_5.pt").write_bytes(b"x")
     (run / "run.json").write_text(json.dumps({"task": velocity}))
     assert race_task(str(run / "model_5.pt")) == residual_sprint
+
+
+def test_a_policy_is_checked_against_the_race_env_with_its_overrides():
+    """A policy trained before the actor gained a term races with the term left out: the size check before the race
+    builds the env as the race will, overrides included."""
+    import argparse
+
+    from linkage_lab.cli.sprint import _check_policy
+    from linkage_lab.evaluation.policies import PolicyLoadError
+    from linkage_lab.paths import REPO_ROOT
+
+    checkpoint = REPO_ROOT / "policies" / "transfer" / "marvin_diamond_seed43" / "model.pt"  # 64 inputs
+    args = argparse.Namespace(policy=str(checkpoint), ankle="diamond", device="cpu")
+    with pytest.raises(PolicyLoadError, match="trained with 64 observations"):
+        _check_policy(args)
+    _check_policy(args, ["env.observations.policy.previous_action=null"])

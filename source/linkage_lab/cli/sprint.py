@@ -86,7 +86,7 @@ def _sprint(args: argparse.Namespace, env_overrides: list[str] | None = None) ->
     args.policy = policy_spec(args)
     overrides = _gait_overrides(args)
     env_overrides = validate_overrides(env_overrides or ())
-    _check_policy(args)
+    _check_policy(args, env_overrides)
     name = "scripted" if args.policy == "scripted" else Path(args.policy).stem
     out = Path(args.out) if args.out else REPO_ROOT / "outputs" / "sprint" / f"{name}_{args.ankle}"
     check_output_dir(out, SPRINT_COMMAND, args.force)
@@ -151,8 +151,9 @@ def _gait_overrides(args: argparse.Namespace) -> dict[str, Any] | None:
     return overrides
 
 
-def _check_policy(args: argparse.Namespace) -> None:
-    """Check a checkpoint or ONNX policy against the sprint task's sizes (the scripted gait needs nothing)."""
+def _check_policy(args: argparse.Namespace, env_overrides: list[str] | tuple[str, ...] = ()) -> None:
+    """Check a checkpoint or ONNX policy against the sizes of the race's env as it will be built (its ankles and the
+    overrides, e.g. a term left out for a policy trained before it); the scripted gait needs nothing."""
     from linkage_lab.evaluation.policies import read_checkpoint, resolve_checkpoint
     from linkage_lab.evaluation.policy_check import check_checkpoint_sizes, check_onnx_file, task_sizes
     from linkage_lab.runtime import resolve_configs
@@ -161,7 +162,7 @@ def _check_policy(args: argparse.Namespace) -> None:
     if args.policy == "scripted":
         return
     task = race_task(args.policy)
-    env_cfg, agent_cfg = resolve_configs(task, [f"presets={args.ankle}"], args.device)
+    env_cfg, agent_cfg = resolve_configs(task, [f"presets={args.ankle}", *env_overrides], args.device)
     sizes = task_sizes(env_cfg, agent_cfg)
     if args.policy.endswith(".onnx"):
         check_onnx_file(Path(args.policy), sizes)
