@@ -194,9 +194,14 @@ def stressed_cases(document: dict[str, Any]) -> dict[tuple[float, float], dict[s
     return cases
 
 
-def _stress_row(row: Row, folder: Path, bundle: Path) -> dict[tuple[float, float], dict[str, Any]]:
-    """The row's reality-gap sweep on the closed chain, written to ``<row>/reality_gap/``; its figures per command."""
-    from linkage_lab.sim2sim.reality_gap import run_reality_gap, write_reality_gap
+def _stress_row(row: Row, folder: Path, bundle: Path, reuse: bool = False) -> dict[tuple[float, float], dict[str, Any]]:
+    """The row's reality-gap sweep on the closed chain, written to ``<row>/reality_gap/``; its figures per command.
+    With ``reuse`` a ``reality_gap.json`` already there is read instead of run again."""
+    from linkage_lab.sim2sim.reality_gap import REALITY_GAP_FILE, run_reality_gap, write_reality_gap
+
+    existing = folder / "reality_gap" / REALITY_GAP_FILE
+    if reuse and existing.is_file():
+        return stressed_cases(json.loads(existing.read_text()))
 
     def progress(condition: str, case: dict[str, Any]) -> None:
         command = case["command"]
@@ -213,10 +218,15 @@ def _stress_row(row: Row, folder: Path, bundle: Path) -> dict[tuple[float, float
 
 
 def run_row(
-    row: Row, out_dir: Path, duration_s: float = DURATION_S, isaac: bool = True, stress: bool = False
+    row: Row,
+    out_dir: Path,
+    duration_s: float = DURATION_S,
+    isaac: bool = True,
+    stress: bool = False,
+    reuse_stress: bool = False,
 ) -> dict[str, Any]:
-    """Export, sweep in Isaac Lab and run sim2sim for one row (and, with ``stress``, the reality-gap sweep);
-    returns its entry of ``transfer.json``."""
+    """Export, sweep in Isaac Lab and run sim2sim for one row (and, with ``stress``, the reality-gap sweep, or with
+    ``reuse_stress`` the one the row's folder holds); returns its entry of ``transfer.json``."""
     from linkage_lab.sim2sim.runner import run_sim2sim
 
     if not _checkpoint_available(row):
@@ -241,7 +251,7 @@ def run_row(
         cases.append({"command": list(command), "isaac_lab": _isaac_case(case), "sim2sim": _sim2sim_case(report)})
         print(f"  {row.name} {command}: {_line(cases[-1])}", flush=True)
     if stress:
-        stressed = _stress_row(row, folder, bundle)
+        stressed = _stress_row(row, folder, bundle, reuse=reuse_stress)
         for case in cases:
             case["sim2sim_stress"] = stressed.get(tuple(case["command"]))
     sprint = None if row.sprint_ankle is None else _sprint_row(row, folder, bundle, log, isaac)
@@ -422,6 +432,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also run each row's reality-gap sweep (every command under the stress set; about 20 min a row)",
     )
+    parser.add_argument(
+        "--reuse-stress",
+        action="store_true",
+        help="with --stress, reuse a row's reality_gap/reality_gap.json when present (a rerun after a later failure)",
+    )
     args = parser.parse_args(argv)
     all_rows = load_rows(args.config)
     unknown = sorted(set(args.rows or ()) - {r.name for r in all_rows})
@@ -436,7 +451,16 @@ def main(argv: list[str] | None = None) -> int:
     results: list[dict[str, Any]] = []
     for row in rows:
         print(f"[transfer] {row.name}: {row.task} {' '.join(row.overrides)}", flush=True)
-        results.append(run_row(row, args.out, args.duration, isaac=not args.reuse_isaac, stress=args.stress))
+        results.append(
+            run_row(
+                row,
+                args.out,
+                args.duration,
+                isaac=not args.reuse_isaac,
+                stress=args.stress,
+                reuse_stress=args.reuse_stress,
+            )
+        )
         # Written after every row: a later row's failure loses none of the rows measured before it.
         doc = {"schema_version": 1, "config": str(args.config), "rows": merge_rows(all_rows, results, previous)}
         write_json_atomic(args.out / "transfer.json", doc)

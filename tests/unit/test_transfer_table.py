@@ -293,6 +293,13 @@ def test_a_stressed_row_attaches_the_reality_gap_to_its_commands(tmp_path, monke
     # Without the stress set the row carries none.
     plain = transfer.run_row(row, tmp_path / "out")
     assert plain["stress_set"] is None and "sim2sim_stress" not in plain["cases"][0]
+    # Reused: the reality gap the row's folder holds is read, not run.
+    (tmp_path / "out" / "row" / "reality_gap").mkdir(parents=True)
+    gap["rows"][0]["lin_vel_xy_rms_mps"] = 0.07
+    (tmp_path / "out" / "row" / "reality_gap" / "reality_gap.json").write_text(json.dumps(gap))
+    monkeypatch.setattr(reality_gap, "run_reality_gap", lambda bundle, **kwargs: pytest.fail("ran again"))
+    reused = transfer.run_row(row, tmp_path / "out", stress=True, reuse_stress=True)
+    assert reused["cases"][0]["sim2sim_stress"]["worst_lin_vel_xy_rms_mps"] == 0.07
 
 
 def test_a_missed_sweep_is_a_measurement_and_a_crash_is_an_error(tmp_path, monkeypatch):
