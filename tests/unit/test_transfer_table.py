@@ -10,7 +10,8 @@ import torch
 from linkage_lab.config import ConfigError
 from linkage_lab.evaluation.policy_check import checkpoint_sizes
 from linkage_lab.paths import REPO_ROOT
-from linkage_lab_experiments.transfer import DEFAULT_CONFIG, Row, load_rows, markdown_table, merge_rows, plot
+from linkage_lab_experiments.transfer import DEFAULT_CONFIG, Row, load_rows, merge_rows
+from linkage_lab_experiments.transfer_report import markdown_table, plot
 
 pytestmark = pytest.mark.unit
 
