@@ -19,7 +19,8 @@ _TURN = (
     "is 0.116 / 0.154 rad/s, most of it faster than the stepping (6-12 Hz: 0.075 / 0.094, above 12 Hz: 0.065 / 0.091; "
     "linkage_lab_experiments.turn.yaw_spectrum). A sharper yaw kernel (weight 3.0 instead of 1.5) swung as much "
     "(0.132 / 0.169) and lost the closed chain's backward walk (policies/experiments/limit_knee_stop); a stronger "
-    "action-rate penalty cut the swing by a tenth and lost it too (policies/experiments/limit_action_rate)"
+    "action-rate penalty cut the swing by a tenth and lost it too (policies/experiments/limit_action_rate); a trot "
+    "term that put all four feet to work swung more (0.170 / 0.187, policies/experiments/limit_trot_gait)"
 )
 
 #: Forward −0.3, 0, 0.3, 0.5 m/s and turning on the spot at ±0.3 rad/s, 8 envs × 20 s each, pushes on. In Isaac
