@@ -136,3 +136,30 @@ class heading_tracking(ManagerTermBase):
         yaw_rate = env.command_manager.get_command(command_name)[:, 2]
         error = self._reference.step(heading, yaw_rate, env.step_dt)
         return torch.exp(-torch.square(error) / std_rad**2)
+
+
+class yaw_acceleration_l2(ManagerTermBase):
+    """``(Δω_z / Δt)²``: the square of the base's yaw acceleration (rad/s²)², its body-frame yaw rate differenced
+    over one control step.
+
+    With a negative weight, the cost of a yaw rate that swings from one step to the next: a swing of amplitude
+    ``A`` at ``f`` Hz costs about ``(2π f A)² / 2`` on average, so it falls on the fast swing a body's chatter
+    makes and hardly on a steady turn or slow steering. The first step of an episode costs nothing (there is no
+    previous yaw rate to difference).
+    """
+
+    def __init__(self, cfg: RewardTermCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        self._previous = torch.zeros(env.num_envs, device=env.device)
+        self._fresh = torch.ones(env.num_envs, dtype=torch.bool, device=env.device)
+
+    def reset(self, env_ids: torch.Tensor | None = None) -> None:
+        """A new episode starts in ``env_ids``: their next step has nothing to difference."""
+        self._fresh[slice(None) if env_ids is None else env_ids] = True
+
+    def __call__(self, env: ManagerBasedRLEnv, asset_cfg: SceneEntityCfg = SceneEntityCfg("robot")) -> torch.Tensor:
+        yaw_rate = env.scene[asset_cfg.name].data.root_ang_vel_b.torch[:, 2]
+        acceleration = torch.where(self._fresh, 0.0, (yaw_rate - self._previous) / env.step_dt)
+        self._previous = yaw_rate.clone()
+        self._fresh[:] = False
+        return torch.square(acceleration)

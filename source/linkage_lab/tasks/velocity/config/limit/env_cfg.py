@@ -23,6 +23,7 @@ from linkage_lab.tasks.velocity.base_env_cfg import loop_latency_steps
 from linkage_lab.tasks.velocity.commands import split_command_cfg
 from linkage_lab.tasks.velocity.flat_env_cfg import LinkageVelocityFlatEnvCfg
 from linkage_lab.tasks.velocity.randomization import randomize_constants
+from linkage_lab.tasks.velocity.rewards import yaw_acceleration_l2
 
 
 @configclass
@@ -58,6 +59,9 @@ class LimitRewardsCfg(RewardsCfg):
             "sensor_cfg": SceneEntityCfg("contact_forces"),
         },
     )
+    # The base's yaw acceleration, squared ((rad/s²)², the yaw rate differenced over a control step): a cost on the
+    # fast swing of the yaw rate that makes most of the Limit's yaw error when it turns on the spot. Off in the recipe.
+    yaw_acceleration_l2 = RewTerm(func=yaw_acceleration_l2, weight=0.0)
 
 
 @configclass

@@ -1,0 +1,56 @@
+"""The yaw-acceleration cost on stand-ins: a sinusoid's closed-form mean, a steady turn, episode resets."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from linkage_lab.tasks.velocity.rewards import yaw_acceleration_l2
+
+pytestmark = pytest.mark.unit
+
+DT = 0.02
+
+
+def _term(num_envs):
+    data = SimpleNamespace(root_ang_vel_b=SimpleNamespace(torch=torch.zeros(num_envs, 3, dtype=torch.float64)))
+    env = SimpleNamespace(num_envs=num_envs, device="cpu", step_dt=DT, scene={"robot": SimpleNamespace(data=data)})
+    return yaw_acceleration_l2(SimpleNamespace(params={}), env), env, data
+
+
+def _run(term, env, data, yaw_rates):
+    """Costs of successive steps whose body yaw rates are the rows of ``yaw_rates`` ``(T, E)``."""
+    costs = []
+    for row in yaw_rates:
+        data.root_ang_vel_b.torch[:, 2] = row
+        costs.append(term(env).clone())
+    return torch.stack(costs)
+
+
+def test_a_sinusoidal_swing_costs_its_sampled_acceleration_squared():
+    # ω = c + A sin(2π f t): the difference over DT is 2A sin(π f DT) cos(...), so the mean cost over whole periods
+    # is 2 (A sin(π f DT) / DT)², which tends to (2π f A)² / 2 for slow swings. The steady part c costs nothing.
+    amplitude, steady = 0.1, 0.3
+    for freq in (2.0, 10.0):
+        t = torch.arange(0, 501, dtype=torch.float64) * DT  # 10 s: whole periods of both frequencies
+        term, env, data = _term(2)
+        yaw = torch.stack([steady + amplitude * torch.sin(2 * math.pi * freq * t), torch.full_like(t, steady)], 1)
+        costs = _run(term, env, data, yaw)
+        expected = 2 * (amplitude * math.sin(math.pi * freq * DT) / DT) ** 2
+        assert costs[0].abs().max() == 0.0  # nothing to difference on the first step
+        assert costs[1:, 0].mean().item() == pytest.approx(expected, rel=1e-9)
+        assert costs[1:, 1].abs().max() == 0.0  # a steady turn costs nothing
+    assert expected == pytest.approx((2 * math.pi * 10.0 * amplitude) ** 2 / 2, rel=0.15)
+
+
+def test_one_step_of_change_and_a_reset_env_starts_over():
+    term, env, data = _term(3)
+    costs = _run(term, env, data, torch.tensor([[0.0, 0.0, 0.0], [0.1, 0.0, -0.2]], dtype=torch.float64))
+    torch.testing.assert_close(costs[1], torch.tensor([(0.1 / DT) ** 2, 0.0, (0.2 / DT) ** 2], dtype=torch.float64))
+    term.reset(torch.tensor([2]))
+    # Env 2 jumps by 1 rad/s across its reset (a new episode): not a change to charge; env 0's jump is.
+    costs = _run(term, env, data, torch.tensor([[1.1, 0.0, 0.8]], dtype=torch.float64))
+    torch.testing.assert_close(costs[0], torch.tensor([(1.0 / DT) ** 2, 0.0, 0.0], dtype=torch.float64))
