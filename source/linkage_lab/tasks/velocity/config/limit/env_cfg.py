@@ -23,7 +23,7 @@ from linkage_lab.tasks.velocity.base_env_cfg import loop_latency_steps
 from linkage_lab.tasks.velocity.commands import split_command_cfg
 from linkage_lab.tasks.velocity.flat_env_cfg import LinkageVelocityFlatEnvCfg
 from linkage_lab.tasks.velocity.randomization import randomize_constants
-from linkage_lab.tasks.velocity.rewards import yaw_acceleration_l2
+from linkage_lab.tasks.velocity.rewards import heading_tracking, yaw_acceleration_l2
 
 
 @configclass
@@ -62,6 +62,13 @@ class LimitRewardsCfg(RewardsCfg):
     # The base's yaw acceleration, squared ((rad/s²)², the yaw rate differenced over a control step): a cost on the
     # fast swing of the yaw rate that makes most of the Limit's yaw error when it turns on the spot. Off in the recipe.
     yaw_acceleration_l2 = RewTerm(func=yaw_acceleration_l2, weight=0.0)
+    # The heading the yaw-rate command integrates, held (Marvin's term): pays for the mean turn and its slow wander,
+    # which the yaw-acceleration cost leaves alone. Off in the recipe.
+    heading_tracking = RewTerm(
+        func=heading_tracking,
+        weight=0.0,
+        params={"std_rad": 0.25, "max_error_rad": 0.5, "command_name": "base_velocity"},
+    )
 
 
 @configclass
