@@ -54,3 +54,14 @@ def test_one_step_of_change_and_a_reset_env_starts_over():
     # Env 2 jumps by 1 rad/s across its reset (a new episode): not a change to charge; env 0's jump is.
     costs = _run(term, env, data, torch.tensor([[1.1, 0.0, 0.8]], dtype=torch.float64))
     torch.testing.assert_close(costs[0], torch.tensor([(1.0 / DT) ** 2, 0.0, 0.0], dtype=torch.float64))
+
+
+def test_the_limit_recipe_leaves_the_turning_experiments_off():
+    from linkage_lab.tasks.velocity.config.limit.env_cfg import LimitFlatEnvCfg
+
+    rewards = LimitFlatEnvCfg().rewards
+    # Fine-tunes turn these on by override (policies/experiments/limit_yaw_acceleration/); the recipe is unchanged.
+    assert rewards.yaw_acceleration_l2.func is yaw_acceleration_l2
+    assert rewards.yaw_acceleration_l2.weight == 0.0
+    assert rewards.heading_tracking.weight == 0.0
+    assert rewards.heading_tracking.params["command_name"] == "base_velocity"
