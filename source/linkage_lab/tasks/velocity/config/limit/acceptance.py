@@ -20,7 +20,10 @@ _TURN = (
     "linkage_lab_experiments.turn.yaw_spectrum). A sharper yaw kernel (weight 3.0 instead of 1.5) swung as much "
     "(0.132 / 0.169) and lost the closed chain's backward walk (policies/experiments/limit_knee_stop); a stronger "
     "action-rate penalty cut the swing by a tenth and lost it too (policies/experiments/limit_action_rate); a trot "
-    "term that put all four feet to work swung more (0.170 / 0.187, policies/experiments/limit_trot_gait)"
+    "term that put all four feet to work swung more (0.170 / 0.187, policies/experiments/limit_trot_gait); a cost on "
+    "the yaw acceleration cut the swing above 6 Hz by a fifth but it came back below 3 Hz (yaw RMS 0.133 / 0.139) and "
+    "the closed chain lost its left turn (policies/experiments/limit_yaw_acceleration). Neither pushes nor the "
+    "randomised constants make the swing (0.107 / 0.146 with both off)"
 )
 
 #: Forward −0.3, 0, 0.3, 0.5 m/s and turning on the spot at ±0.3 rad/s, 8 envs × 20 s each, pushes on. In Isaac
