@@ -1,4 +1,5 @@
-"""The yaw-acceleration cost on stand-ins: a sinusoid's closed-form mean, a steady turn, episode resets."""
+"""The yaw-acceleration cost on stand-ins (a sinusoid's closed-form mean, a steady turn, episode resets), and the
+Limit recipe's optional turning terms off."""
 
 from __future__ import annotations
 
@@ -65,3 +66,6 @@ def test_the_limit_recipe_leaves_the_turning_experiments_off():
     assert rewards.yaw_acceleration_l2.weight == 0.0
     assert rewards.heading_tracking.weight == 0.0
     assert rewards.heading_tracking.params["command_name"] == "base_velocity"
+    assert rewards.airborne.weight == 0.0
+    assert rewards.airborne.params["sensor_cfg"].body_names == ".*_foot"
+    assert "command_name" not in rewards.airborne.params  # flight is charged turning on the spot too
