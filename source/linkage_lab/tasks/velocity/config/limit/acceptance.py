@@ -23,7 +23,8 @@ _TURN = (
     "term that put all four feet to work swung more (0.170 / 0.187, policies/experiments/limit_trot_gait); a cost on "
     "the yaw acceleration cut the swing above 6 Hz by a fifth but it came back below 3 Hz (yaw RMS 0.133 / 0.139) and "
     "the closed chain lost its left turn (policies/experiments/limit_yaw_acceleration). Neither pushes nor the "
-    "randomised constants make the swing (0.107 / 0.146 with both off)"
+    "randomised constants make the swing (0.107 / 0.146 with both off), nor flight: a cost on it (16 % -> 5 % of the "
+    "time in the air) swung as much or more (0.142-0.152 / 0.162-0.176, policies/experiments/limit_airborne)"
 )
 
 #: Forward −0.3, 0, 0.3, 0.5 m/s and turning on the spot at ±0.3 rad/s, 8 envs × 20 s each, pushes on. In Isaac
