@@ -55,3 +55,38 @@ def test_no_delay_range_keeps_the_plain_action_term(build_env):
         held = env.unwrapped.scene["robot"].data.joint_pos_target.torch[:, term._joint_ids]
         torch.testing.assert_close(held, term.processed_actions)
         assert term.target_delay_steps.tolist() == [0]
+
+
+def test_target_filter_smooths_each_control_step_and_restarts_at_reset(build_env):
+    overrides = (
+        "env.actions.joint_pos.target_delay_range_steps=[0,0]",
+        "env.actions.joint_pos.target_filter_alpha=0.5",
+    )
+    with build_env(LIMIT, num_envs=2, overrides=overrides) as (env, _):
+        env.reset()
+        unwrapped = env.unwrapped
+        term = unwrapped.action_manager.get_term("joint_pos")
+        width = unwrapped.action_manager.total_action_dim
+
+        def plain(value: float) -> torch.Tensor:  # the unfiltered targets (2, joints) of a constant raw action
+            return (term._offset + value * term._scale).expand(2, -1)
+
+        env.step(torch.full((2, width), 0.2))
+        torch.testing.assert_close(term.processed_actions, plain(0.2))  # first step passes
+        env.step(torch.full((2, width), -0.3))
+        halfway = 0.5 * plain(-0.3) + 0.5 * plain(0.2)
+        torch.testing.assert_close(term.processed_actions, halfway)
+        held = unwrapped.scene["robot"].data.joint_pos_target.torch[:, term._joint_ids]
+        torch.testing.assert_close(held, term.processed_actions)
+        # The policy's own output stays what it observes as its last action.
+        torch.testing.assert_close(unwrapped.action_manager.action, torch.full((2, width), -0.3))
+        term.reset(torch.tensor([0]))
+        env.step(torch.full((2, width), 0.1))
+        torch.testing.assert_close(term.processed_actions[0], plain(0.1)[0])
+        torch.testing.assert_close(term.processed_actions[1], (0.5 * plain(0.1) + 0.5 * halfway)[1])
+
+
+def test_target_filter_outside_its_range_is_refused(build_env):
+    with pytest.raises(ValueError, match="target_filter_alpha"):
+        with build_env(LIMIT, num_envs=1, overrides=("env.actions.joint_pos.target_filter_alpha=0.0",)):
+            pass

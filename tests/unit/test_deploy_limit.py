@@ -338,3 +338,33 @@ def test_previous_action_is_the_action_before_the_last(tmp_path):
     np.testing.assert_allclose(obs[N_OBS:], first, atol=1e-5)  # the one before
     deployment.reset()
     assert not deployment.previous_action.any() and not deployment.last_action.any()
+
+
+def test_the_target_filter_smooths_the_wire_targets_as_training_does(tmp_path):
+    rng = np.random.default_rng(8)
+    weight, bias = 0.1 * rng.standard_normal((N_OBS, 12)), 0.1 * rng.standard_normal(12)
+    plain_dir, smooth_dir = tmp_path / "plain", tmp_path / "smooth"
+    for folder, extra in ((plain_dir, {}), (smooth_dir, {"action_target_filter_alpha": 0.4})):
+        write_deploy_config(folder, metadata(**extra))
+        linear_policy(folder / "policy.onnx", weight, bias)
+    assert LimitDeployConfig.load(smooth_dir).target_filter_alpha == 0.4
+    assert "action_target_filter_alpha" not in json.loads((smooth_dir / "deploy.json").read_text())["export"]
+    plain, smooth = LimitDeployment(plain_dir), LimitDeployment(smooth_dir)
+    # One sampled state throughout: the wire encoding is then the same affine map of q* for both, and the
+    # policy (which observes its raw action, not the filtered target) acts the same in both.
+    samples = samples_for(rng.uniform(-1, 1, 12), rng.uniform(-2, 2, 12))
+    previous = None
+    for _ in range(4):
+        raw = np.array([r.pos for r in plain.step(samples, IMU, COMMAND)])
+        out = np.array([r.pos for r in smooth.step(samples, IMU, COMMAND)])
+        np.testing.assert_allclose(smooth.last_action, plain.last_action)
+        expected = raw if previous is None else 0.4 * raw + 0.6 * previous
+        np.testing.assert_allclose(out, expected, atol=1e-9)
+        assert previous is None or not np.allclose(out, raw)
+        previous = out
+    smooth.reset(), plain.reset()
+    np.testing.assert_allclose(
+        [r.pos for r in smooth.step(samples, IMU, COMMAND)], [r.pos for r in plain.step(samples, IMU, COMMAND)]
+    )
+    with pytest.raises(ValueError, match="target_filter_alpha"):
+        write_deploy_config(tmp_path / "bad", metadata(action_target_filter_alpha=0.0))

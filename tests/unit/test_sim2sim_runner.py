@@ -478,7 +478,8 @@ def test_sweep_refuses_single_run_options(limit_bundle, capsys):
     assert "--episodes must be at least 1" in capsys.readouterr().err
 
 
-def test_the_bundle_policy_observes_its_last_two_actions_in_order(tmp_path):
+def _command_policy(tmp_path, **extra):
+    """A hand-made three-joint bundle whose action is its command, as a :class:`BundlePolicy`."""
     from linkage_lab.sim2sim.bundle import BundlePolicy
 
     names = ["a", "b", "c"]
@@ -495,6 +496,7 @@ def test_the_bundle_policy_observes_its_last_two_actions_in_order(tmp_path):
         "joint_names": names,
         "action_scale": [1.0] * 3,
         "observation_layout": layout,
+        **extra,
     }
     (tmp_path / "metadata.json").write_text(json.dumps(metadata))
     # actions = the command: each tick's action is known, so the observation's two action blocks are checkable.
@@ -510,7 +512,11 @@ def test_the_bundle_policy_observes_its_last_two_actions_in_order(tmp_path):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, str(tmp_path / "policy.onnx"))
-    policy = BundlePolicy(load_bundle(tmp_path))
+    return BundlePolicy(load_bundle(tmp_path))
+
+
+def test_the_bundle_policy_observes_its_last_two_actions_in_order(tmp_path):
+    policy = _command_policy(tmp_path)
     commands = [np.array([k, 10.0 * k, -k]) for k in (1.0, 2.0, 3.0)]
     for command in commands:
         policy.act({"generated_commands": command})
@@ -518,3 +524,15 @@ def test_the_bundle_policy_observes_its_last_two_actions_in_order(tmp_path):
     policy.reset()
     policy.act({"generated_commands": commands[0]})
     np.testing.assert_allclose(policy.last_observation[3:], 0.0)
+
+
+def test_the_bundle_policy_smooths_its_targets_as_training_does(tmp_path):
+    # q* = a (offset 0, scale 1), then q_t = 0.25 q*_t + 0.75 q_{t-1} from the episode's first target on.
+    policy = _command_policy(tmp_path, action_target_filter_alpha=0.25)
+    commands = [np.array([4.0, -8.0, 2.0]), np.array([0.0, 0.0, 0.0]), np.array([8.0, 8.0, 8.0])]
+    targets = [policy.step({"generated_commands": command}) for command in commands]
+    np.testing.assert_allclose(targets[0], commands[0])
+    np.testing.assert_allclose(targets[1], 0.75 * commands[0])
+    np.testing.assert_allclose(targets[2], 0.25 * commands[2] + 0.75 * 0.75 * commands[0])
+    policy.reset()
+    np.testing.assert_allclose(policy.step({"generated_commands": commands[2]}), commands[2])

@@ -48,7 +48,8 @@ def policy_joint_names(env: Any) -> list[str]:
 
 
 def action_mapping(env: Any) -> dict[str, Any]:
-    """How an action becomes a joint target: ``target = offset + scale * action`` (rad), per joint."""
+    """How an action becomes a joint target: ``target = offset + scale * action`` (rad), per joint, then smoothed
+    per control step with ``filter_alpha`` (1: not smoothed; ``GuardedJointPositionActionCfg.target_filter_alpha``)."""
     term = joint_action_term(env)
     descriptor = term.IO_descriptor
     n = term.action_dim
@@ -57,6 +58,7 @@ def action_mapping(env: Any) -> dict[str, Any]:
         "scale": _per_joint(descriptor.scale, n),
         "offset": _per_joint(descriptor.offset, n),
         "clip": None if descriptor.clip is None else _to_list(descriptor.clip),
+        "filter_alpha": float(getattr(term.cfg, "target_filter_alpha", 1.0)),
     }
 
 

@@ -66,7 +66,9 @@ def policy_metadata(env: Any, agent_cfg: Any, task: str, checkpoint: str | None 
     ``joint_names``, ``joint_ids`` (the Limit's canonical ids; ``None`` for other robots),
     ``default_joint_pos`` (rad), ``action_scale`` and ``action_offset`` (rad; ``q* = offset +
     scale · a``), ``action_clip`` (the runner's clip of the raw action, ``None`` = none),
-    ``action_target_clip`` (Isaac Lab's clip of ``q*``, per joint, or ``None``), ``kp`` (N·m/rad)
+    ``action_target_clip`` (Isaac Lab's clip of ``q*``, per joint, or ``None``), ``action_target_filter_alpha``
+    (the first-order smoothing of ``q*`` each control step, ``q_t = α q* + (1 − α) q_{t−1}`` from the first
+    target of an episode on; 1: none), ``kp`` (N·m/rad)
     and ``kd`` (N·m·s/rad) joint-space PD gains, ``joint_effort_limit_nm`` (per-axis reference,
     see :func:`~linkage_lab.evaluation.robot_info.joint_effort_limits`), ``linkages`` (coupled
     groups: transmission, simulated control space, motor peaks), ``ankle_preset`` (Marvin: the
@@ -113,6 +115,7 @@ def policy_metadata(env: Any, agent_cfg: Any, task: str, checkpoint: str | None 
         "action_clip": None if clip_actions is None else float(clip_actions),
         "action_target_clip": action["clip"],
         "action_target": "q* = action_offset + action_scale * clip(action, -action_clip, action_clip) (rad)",
+        "action_target_filter_alpha": action["filter_alpha"],
         "kp": gains["kp"],
         "kd": gains["kd"],
         "pd_space": "joint (tau = kp (q* - q) - kd qdot per joint; linkage groups: see linkages)",

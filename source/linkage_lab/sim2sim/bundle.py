@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from linkage_lab.deploy.onnx_session import cpu_session
+from linkage_lab.deploy.target_filter import TargetFilter
 
 METADATA_FILE = "metadata.json"
 POLICY_FILE = "policy.onnx"
@@ -201,8 +202,9 @@ class BundlePolicy:
 
     As in training: the raw action is clipped to ``±action_clip``, a non-finite action is replaced by zeros
     (the default pose, or the gait alone); ``q* = action_offset + action_scale · a`` clipped to
-    ``action_target_clip``, or for a residual bundle (metadata ``residual_gait``) the gait's targets plus
-    ``action_scale · a``.
+    ``action_target_clip`` and smoothed by the bundle's target filter
+    (:class:`~linkage_lab.deploy.target_filter.TargetFilter`), or for a residual bundle (metadata
+    ``residual_gait``) the gait's targets plus ``action_scale · a``.
 
     Args:
         bundle: The bundle.
@@ -242,6 +244,7 @@ class BundlePolicy:
         self.action_clip = None if clip is None else float(clip)
         target_clip = metadata.get("action_target_clip")
         self.target_clip = None if target_clip is None else np.asarray(target_clip, dtype=np.float64)
+        self.target_filter = TargetFilter(metadata.get("action_target_filter_alpha", 1.0))
         self.last_action = np.zeros(len(bundle.joint_names), dtype=np.float32)
         self.previous_action = np.zeros_like(self.last_action)
         #: The last :meth:`act`'s observation and its action as the graph returned it (``None`` before the first).
@@ -252,6 +255,7 @@ class BundlePolicy:
         """Start of an episode: no last (or previous) action, the gait (if any) at its initial state."""
         self.last_action[:] = 0.0
         self.previous_action[:] = 0.0
+        self.target_filter.reset()
         if self.composer is not None:
             self.composer.reset()
 
@@ -281,7 +285,7 @@ class BundlePolicy:
         target = self.action_offset + self.action_scale * np.asarray(action, dtype=np.float64)
         if self.target_clip is not None:
             target = np.clip(target, self.target_clip[:, 0], self.target_clip[:, 1])
-        return target
+        return self.target_filter(target)
 
     def step(self, values: Mapping[str, np.ndarray]) -> np.ndarray:
         """One control tick: ``q*`` (rad, policy order)."""

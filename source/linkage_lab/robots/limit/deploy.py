@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from linkage_lab.deploy.onnx_session import cpu_session
+from linkage_lab.deploy.target_filter import TargetFilter
 from linkage_lab.deploy.wire import coupling_shift
 from linkage_lab.robots.limit.deploy_config import (
     DEPLOY_FILENAME,
@@ -223,7 +224,8 @@ class LimitDeployment:
     Each tick: decode the samples (any order) into serial joint states, build the observation in
     the config's layout, run the policy (input ``obs`` ``[1, n]``, output ``actions`` ``[1, 12]``),
     form ``q* = action_offset + action_scale · a`` (velocity target 0, as Isaac Lab's joint
-    position action), and encode it in wire angles with the motor gains.
+    position action), smooth it with the config's target filter (as in training), and encode it
+    in wire angles with the motor gains.
 
     Args:
         config: The deploy config, or the path of ``deploy.json`` (or its folder).
@@ -257,6 +259,7 @@ class LimitDeployment:
         self._default = np.asarray(config.default_joint_pos, dtype=np.float64)
         self._scale = np.asarray(config.action_scale, dtype=np.float64)
         self._offset = np.asarray(config.action_offset, dtype=np.float64)
+        self.target_filter = TargetFilter(config.target_filter_alpha)
         self.last_action = np.zeros(NUM_JOINTS, dtype=np.float32)
         #: The action before :attr:`last_action` (the ``previous_action`` term).
         self.previous_action = np.zeros(NUM_JOINTS, dtype=np.float32)
@@ -264,7 +267,8 @@ class LimitDeployment:
         self.last_observation: np.ndarray | None = None
 
     def reset(self) -> None:
-        """Forget the last two actions (start of an episode)."""
+        """Forget the last two actions and the filtered target (start of an episode)."""
+        self.target_filter.reset()
         self.last_action = np.zeros(NUM_JOINTS, dtype=np.float32)
         self.previous_action = np.zeros(NUM_JOINTS, dtype=np.float32)
         self.last_observation = None
@@ -336,5 +340,5 @@ class LimitDeployment:
         self.last_observation = self._observation(state, imu, command, None)
         action = self.act(self.last_observation)
         self.previous_action, self.last_action = self.last_action, action
-        target = self.joint_targets(action)
+        target = self.target_filter(self.joint_targets(action))
         return self.wire.encode(target, np.zeros(NUM_JOINTS), state)

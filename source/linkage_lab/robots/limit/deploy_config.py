@@ -117,6 +117,8 @@ class LimitDeployConfig:
         leg_gains: ``"coupled"`` or ``"diagonal"`` (see :data:`WIRE_DOC`).
         hip_knee_jacobian: ``J`` of each leg's (hip, knee) motors.
         action_clip: Symmetric clip of the policy's actions; ``None`` = no clip.
+        target_filter_alpha: ``α`` of the first-order smoothing of ``q*`` each tick
+            (:class:`~linkage_lab.deploy.target_filter.TargetFilter`; 1 = none), as in training.
         policy_file: Policy file name next to ``deploy.json``.
         export: Further export metadata, kept as written.
     """
@@ -136,6 +138,7 @@ class LimitDeployConfig:
     leg_gains: LegGains = "coupled"
     hip_knee_jacobian: tuple[tuple[float, float], tuple[float, float]] = HIP_KNEE_JACOBIAN
     action_clip: float | None = None
+    target_filter_alpha: float = 1.0
     policy_file: str = "policy.onnx"
     export: dict[str, Any] = field(default_factory=dict)
 
@@ -150,6 +153,8 @@ class LimitDeployConfig:
             raise ValueError(f"wire_angles must be 'motor' or 'joint', got {self.wire_angles!r}")
         if self.leg_gains not in ("coupled", "diagonal"):
             raise ValueError(f"leg_gains must be 'coupled' or 'diagonal', got {self.leg_gains!r}")
+        if not 0.0 < self.target_filter_alpha <= 1.0:
+            raise ValueError(f"target_filter_alpha must be in (0, 1], got {self.target_filter_alpha}")
         if not self.control_period_s > 0:
             raise ValueError(f"control_period_s must be positive, got {self.control_period_s}")
         for term in self.observation:
@@ -203,6 +208,7 @@ class LimitDeployConfig:
                 "input": "obs",
                 "output": "actions",
                 "action_clip": self.action_clip,
+                "target_filter_alpha": self.target_filter_alpha,
             },
             "joints": joints,
             "observation": observation,
@@ -244,6 +250,7 @@ class LimitDeployConfig:
                 tuple(float(v) for v in row) for row in doc.get("hip_knee_jacobian", HIP_KNEE_JACOBIAN)
             ),
             action_clip=None if policy.get("action_clip") is None else float(policy["action_clip"]),
+            target_filter_alpha=float(policy.get("target_filter_alpha", 1.0)),
             policy_file=str(policy.get("file", "policy.onnx")),
             export=dict(doc.get("export", {})),
         )
@@ -307,7 +314,7 @@ def _robot_torque_limits() -> tuple[float, ...]:
 _KNOWN_KEYS = {
     "task", "control_period_s", "joint_names", "joint_ids", "default_joint_pos", "action_scale",
     "action_offset", "kp", "kd", "max_torque_nm", "observation_layout", "encoder_sign",
-    "encoder_offset_rad", "wire_angles", "leg_gains", "action_clip", "policy_file",
+    "encoder_offset_rad", "wire_angles", "leg_gains", "action_clip", "policy_file", "action_target_filter_alpha",
 }  # fmt: skip
 
 
@@ -325,7 +332,8 @@ def write_deploy_config(out_dir: Path, metadata: dict) -> Path:
             default: the robot config's effort limits), ``observation_layout`` (list of
             ``{"name", "size", "scale"[, "clip"]}`` in order); optional ``encoder_sign``,
             ``encoder_offset_rad`` (identity), ``wire_angles`` (``"motor"``), ``leg_gains``
-            (``"coupled"``), ``action_clip`` (``None``), ``policy_file`` (``"policy.onnx"``).
+            (``"coupled"``), ``action_clip`` (``None``), ``action_target_filter_alpha`` (1: none), ``policy_file``
+            (``"policy.onnx"``).
             Other JSON-serialisable keys are kept under ``"export"``.
 
     Returns:
@@ -369,6 +377,7 @@ def write_deploy_config(out_dir: Path, metadata: dict) -> Path:
         wire_angles=metadata.get("wire_angles", "motor"),
         leg_gains=metadata.get("leg_gains", "coupled"),
         action_clip=None if metadata.get("action_clip") is None else float(metadata["action_clip"]),
+        target_filter_alpha=float(metadata.get("action_target_filter_alpha", 1.0)),
         policy_file=str(metadata.get("policy_file", "policy.onnx")),
         export=extra,
     )

@@ -52,6 +52,11 @@ class GuardedJointPositionAction(JointPositionAction):
         """Per env: control steps whose action had a non-finite entry (held instead)."""
         self._columns: slice | None = None
         self._target_delay = _target_delay_buffer(cfg.target_delay_range_steps, self.num_envs, self.device)
+        alpha = cfg.target_filter_alpha
+        if not 0.0 < alpha <= 1.0:
+            raise ValueError(f"target_filter_alpha must be in (0, 1], got {alpha}")
+        self._filtered: torch.Tensor | None = None
+        self._filter_fresh = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
 
     def apply_actions(self) -> None:
         """Send the joint targets, ``target_delay_range_steps`` physics steps late where a delay is set."""
@@ -62,8 +67,10 @@ class GuardedJointPositionAction(JointPositionAction):
         self._asset.set_joint_position_target_index(target=target, joint_ids=self._joint_ids)
 
     def reset(self, env_ids: Sequence[int] | None = None) -> None:
-        """Zero the last action of ``env_ids`` and draw their target delays anew (all envs when ``None``)."""
+        """Zero the last action of ``env_ids``, restart their target filter and draw their target delays anew (all
+        envs when ``None``)."""
         super().reset(env_ids)
+        self._filter_fresh[slice(None) if env_ids is None else env_ids] = True
         if self._target_delay is None:
             return
         every = torch.arange(self.num_envs, device=self.device)
@@ -88,6 +95,20 @@ class GuardedJointPositionAction(JointPositionAction):
         self.nonfinite_actions += (~finite).squeeze(-1)
         self._env.action_manager.action[:, self._manager_columns()] = clean
         super().process_actions(clean)
+        if self.cfg.target_filter_alpha < 1.0:
+            self._filter_targets()
+
+    def _filter_targets(self) -> None:
+        """First-order low-pass of the joint targets, one update per control step; an env's first target after a
+        reset passes unfiltered (the filter starts from it, not from a stale pose)."""
+        target = self._processed_actions
+        if self._filtered is None:
+            self._filtered = target.clone()
+        alpha = self.cfg.target_filter_alpha
+        smoothed = alpha * target + (1.0 - alpha) * self._filtered
+        self._filtered = torch.where(self._filter_fresh.unsqueeze(-1), target, smoothed)
+        self._filter_fresh[:] = False
+        self._processed_actions[:] = self._filtered
 
     def _manager_columns(self) -> slice:
         """This term's columns in the action manager's action (found once, by identity)."""
@@ -117,6 +138,11 @@ class GuardedJointPositionActionCfg(JointPositionActionCfg):
     """``(min, max)`` delay of the joint targets in physics steps, drawn per env at every reset (uniform,
     inclusive): the robot's control latency, randomised at the physics step's resolution (``(0, 4)`` is
     0-20 ms at a 5 ms step). ``(0, 0)``: none."""
+
+    target_filter_alpha: float = 1.0
+    """Exponential smoothing of the joint targets per control step, ``q_t = α q_target + (1 − α) q_{t−1}`` (the
+    robot runs the same filter on the policy's targets): its −3 dB corner is about ``−ln(1 − α) / (2π Δt)``, 5.5 Hz at
+    ``α = 0.5`` and a 20 ms step. ``1``: no filter. The policy's ``last_action`` stays its own, unfiltered output."""
 
 
 def _target_delay_buffer(range_steps: Sequence[int], num_envs: int, device: str) -> Any:

@@ -45,6 +45,8 @@ class ResidualGaitAction(GuardedJointPositionAction):
     def __init__(self, cfg: ResidualGaitActionCfg, env: ManagerBasedEnv):
         if cfg.use_default_offset or cfg.offset != 0.0:
             raise ValueError("a residual gait action has no offset: set use_default_offset=False and offset=0.0")
+        if cfg.target_filter_alpha != 1.0:
+            raise ValueError("a residual gait action has no target filter (the gait's targets are not smoothed)")
         super().__init__(cfg, env)
         if cfg.scale_by_joint:
             scales = residual_scales(self._joint_names, cfg.scale, cfg.scale_by_joint)
