@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import asdict, replace
 
 import numpy as np
 import onnx
@@ -20,7 +21,7 @@ from linkage_lab.deploy.residual_gait import (
     write_gait_graph,
 )
 from linkage_lab.gait.biped import BipedGait
-from linkage_lab.gait.commanded import CommandedBipedGait, GaitCommandCfg, gait_observation
+from linkage_lab.gait.commanded import CommandedBipedGait, GaitCommandCfg, gait_observation, yaw_rate_with_integral
 from linkage_lab.robots.marvin.articulation import JOINT_NAMES
 from linkage_lab.robots.marvin.gait import marvin_sprint_gait_cfg
 
@@ -126,3 +127,64 @@ def test_composer_rejects_a_plain_bundle(tmp_path):
     (tmp_path / "metadata.json").write_text(json.dumps({"action_scale": [0.5]}))
     with pytest.raises(ValueError, match="no residual gait"):
         ResidualGaitComposer(tmp_path)
+
+
+def test_the_heading_integral_builds_at_the_yaw_rate_error_saturates_and_clears_off_a_turn():
+    cfg = GaitCommandCfg(yaw_integral_gain_per_s=2.0, yaw_integral_limit_rad=0.05)
+    walk_turn = torch.tensor([[0.4, 0.0, 0.2]])
+    integral = torch.zeros(1)
+    for n in range(1, 20):
+        # The robot turns at 0.05 rad/s of the 0.2 asked: e grows 0.15 rad/s x dt per step, up to its bound.
+        command, integral = yaw_rate_with_integral(cfg, walk_turn, torch.tensor([0.05]), integral, DT)
+        expected = min(0.15 * DT * n, 0.05)
+        assert integral.item() == pytest.approx(expected, abs=1e-7)
+        assert command[0, 2].item() == pytest.approx(0.2 + 2.0 * expected, abs=1e-6)
+        assert command[0, :2].tolist() == pytest.approx([0.4, 0.0]) and walk_turn[0, 2].item() == pytest.approx(0.2)
+    walk = torch.tensor([[0.4, 0.0, 0.05]])  # inside the yaw deadband: open loop, e cleared
+    straight, integral = yaw_rate_with_integral(cfg, walk, torch.tensor([0.3]), integral, DT)
+    assert integral.item() == 0.0 and straight[0, 2].item() == pytest.approx(0.05)
+
+
+def test_the_heading_integral_makes_a_slow_turning_plant_follow_on_the_mean():
+    # A plant that turns at g = 0.45 of the yaw rate it is given settles where g (ω + K e) = ω.
+    cfg = GaitCommandCfg(yaw_integral_gain_per_s=1.0, yaw_integral_limit_rad=0.5)
+    command, integral, rate = torch.tensor([[0.4, 0.0, 0.2]]), torch.zeros(1), torch.zeros(1)
+    for _ in range(2000):
+        given, integral = yaw_rate_with_integral(cfg, command, rate, integral, DT)
+        rate = 0.45 * given[:, 2]
+    assert rate.item() == pytest.approx(0.2, abs=1e-4)
+    assert integral.item() == pytest.approx(0.2 * (1 - 0.45) / 0.45, abs=1e-3)
+
+
+def test_composer_runs_the_heading_integral_as_the_task_does(prior, tmp_path):
+    held = CommandedBipedGait(
+        prior.gait, replace(prior.command_cfg, yaw_integral_gain_per_s=1.0), DT, prior.joint_names
+    )
+    write_gait_graph(held, tmp_path / GAIT_FILE)
+    limits = held.gait.cfg.joint_limits_rad
+    metadata = {
+        "action_scale": [SCALE] * len(JOINT_NAMES),
+        "action_clip": CLIP,
+        "action_target_clip": [list(limits[name]) for name in JOINT_NAMES],
+        "residual_gait": gait_metadata(held, "base_velocity", "gait", {}, asdict(held.command_cfg)),
+    }
+    (tmp_path / "metadata.json").write_text(json.dumps(metadata))
+    composer = ResidualGaitComposer(tmp_path)
+    generator = torch.Generator().manual_seed(3)
+    state, integral = held.initial_state(1), torch.zeros(1)
+    commands = [(0.4, 0.0, 0.2)] * 120 + [(0.4, 0.0, 0.0)] * 40 + [(0.0, 0.0, 0.0)] * 40
+    gravity, velocity = torch.tensor([[0.0, 0.0, -1.0]]), torch.tensor([[0.4, 0.0, 0.0]])
+    lower = torch.tensor([limits[name][0] for name in JOINT_NAMES])
+    upper = torch.tensor([limits[name][1] for name in JOINT_NAMES])
+    for command in commands:
+        gyro = torch.tensor([[0.0, 0.0, 0.08]]) + 0.3 * torch.randn(1, 3, generator=generator)
+        given, integral = yaw_rate_with_integral(held.command_cfg, torch.tensor([command]), gyro[:, 2], integral, DT)
+        gait_targets, state = held(state, given, gravity, gyro, velocity)
+        got = composer.joint_targets(
+            np.zeros(len(JOINT_NAMES)), np.array(command), gravity[0].numpy(), gyro[0].numpy(), velocity[0].numpy()
+        )
+        np.testing.assert_allclose(got, torch.maximum(torch.minimum(gait_targets[0], upper), lower).numpy(), atol=1e-5)
+        assert composer.yaw_integral_rad == pytest.approx(integral.item(), abs=1e-6)
+    assert composer.yaw_integral_rad == 0.0
+    composer.reset()
+    assert composer.yaw_integral_rad == 0.0

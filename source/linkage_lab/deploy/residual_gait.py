@@ -46,8 +46,13 @@ control step, with `state` = `residual_gait.initial_state` after a reset:
 1. Observation: the term `residual_gait.observation_term` of the layout is
    `(sin φ, cos φ, s, a)` of the current `state = (φ, s, a)`; the rest as listed above.
 2. `action = policy(obs)`.
-3. `gait_targets, next_state = gait(state, command, projected_gravity_b, ang_vel_b, lin_vel_b)`
-   (the same command and IMU values as in the observation, unscaled and without noise).
+3. `gait_targets, next_state = gait(state, command', projected_gravity_b, ang_vel_b, lin_vel_b)`
+   (the same command and IMU values as in the observation, unscaled and without noise), where
+   `command'` is the command with its yaw rate `ω_z + K e`: with `K` =
+   `residual_gait.command.yaw_integral_gain_per_s` above 0, `e` (0 after a reset) becomes
+   `clip(e + (ω_z − ang_vel_b[2]) dt, ±yaw_integral_limit_rad)` while the command asks to turn (`|ω_z|`
+   above `yaw_deadband_rads`) and 0 otherwise: the heading the robot has fallen behind its yaw-rate
+   command pulls the gait's turn until it follows.
 4. `q* = clip(gait_targets + action_scale * a, action_target_clip)` (rad), then the joint PD, with
    `a = clip(action, ±action_clip)`, or zeros if any entry of `action` is not finite (the gait alone).
 5. `state = next_state`.
@@ -189,10 +194,33 @@ class ResidualGaitComposer:
         self.target_lower, self.target_upper = clip[:, 0], clip[:, 1]
         self.initial_state = np.asarray(spec["initial_state"], dtype=np.float32)
         self.state = self.initial_state.copy()
+        command = spec.get("command", {})
+        self.yaw_integral_gain_per_s = float(command.get("yaw_integral_gain_per_s", 0.0))
+        self.yaw_integral_limit_rad = float(command.get("yaw_integral_limit_rad", 0.0))
+        self.yaw_deadband_rads = float(command.get("yaw_deadband_rads", 0.0))
+        self.control_period_s = float(spec.get("control_period_s", metadata.get("control_period_s", 0.0)))
+        #: The heading the gait has fallen behind its yaw-rate command (rad; step 3 of the bundle's README).
+        self.yaw_integral_rad = 0.0
 
     def reset(self) -> None:
-        """Back to phase 0, stride 0, standing (as after an env reset)."""
+        """Back to phase 0, stride 0, standing, no heading behind (as after an env reset)."""
         self.state = self.initial_state.copy()
+        self.yaw_integral_rad = 0.0
+
+    def gait_command(self, command: np.ndarray, ang_vel_b: np.ndarray) -> np.ndarray:
+        """The command the gait turns on: ``ω_z + K_ψ e`` with the heading integral ``e`` advanced one step
+        (``linkage_lab.gait.commanded.yaw_rate_with_integral``, which training runs); the command itself when
+        ``K_ψ`` is 0."""
+        command = np.asarray(command, dtype=np.float64).reshape(-1).copy()
+        if self.yaw_integral_gain_per_s <= 0.0:
+            return command
+        turning = abs(command[2]) > self.yaw_deadband_rads
+        yaw_rate = float(np.asarray(ang_vel_b, dtype=np.float64).reshape(-1)[2])
+        limit = self.yaw_integral_limit_rad
+        stepped = min(max(self.yaw_integral_rad + (command[2] - yaw_rate) * self.control_period_s, -limit), limit)
+        self.yaw_integral_rad = stepped if turning else 0.0
+        command[2] += self.yaw_integral_gain_per_s * self.yaw_integral_rad
+        return command
 
     def observation(self) -> np.ndarray:
         """``(sin φ, cos φ, s, a)``: the gait's term of the policy observation, float32 ``(4,)``."""
@@ -214,7 +242,7 @@ class ResidualGaitComposer:
         """
         feeds = {
             "gait_state": self.state,
-            "command": command,
+            "command": self.gait_command(command, ang_vel_b),
             "projected_gravity_b": projected_gravity_b,
             "ang_vel_b": ang_vel_b,
             "lin_vel_b": lin_vel_b,

@@ -23,7 +23,7 @@ import torch
 from isaaclab.utils import configclass
 
 from linkage_lab.deploy.residual_gait import GAIT_DOC, GAIT_FILE, gait_metadata, write_gait_graph
-from linkage_lab.gait.commanded import CommandedBipedGait, gait_observation
+from linkage_lab.gait.commanded import CommandedBipedGait, gait_observation, yaw_rate_with_integral
 from linkage_lab.gait.policy import describe
 from linkage_lab.tasks.velocity.estimate import VelocityError
 from linkage_lab.tasks.velocity.faults import GuardedJointPositionAction, GuardedJointPositionActionCfg
@@ -58,6 +58,10 @@ class ResidualGaitAction(GuardedJointPositionAction):
             self.gait_prior.command_cfg = replace(
                 self.gait_prior.command_cfg, turn_per_yaw_rate_s=cfg.turn_per_yaw_rate_s
             )
+        if cfg.yaw_integral_gain_per_s is not None:
+            self.gait_prior.command_cfg = replace(
+                self.gait_prior.command_cfg, yaw_integral_gain_per_s=cfg.yaw_integral_gain_per_s
+            )
         self.gait_prior.to(self.device)
         limits = self._asset.data.joint_pos_limits.torch[:, self._joint_ids]
         self._target_lower = limits[..., 0].clone()
@@ -72,6 +76,8 @@ class ResidualGaitAction(GuardedJointPositionAction):
         #: The state this step's targets were composed at (``gait_state`` is already the next one).
         self.applied_gait_state = self.gait_state.clone()
         self.gait_targets = torch.zeros_like(self._raw_actions)
+        #: Per env, the heading the gait has fallen behind its yaw-rate command (rad; :func:`yaw_rate_with_integral`).
+        self.yaw_integral_rad = torch.zeros(self.num_envs, device=self.device)
 
     def process_actions(self, actions: torch.Tensor) -> None:
         """Compose the joint targets of this step and advance the gait's clock."""
@@ -80,6 +86,14 @@ class ResidualGaitAction(GuardedJointPositionAction):
         data = self._asset.data
         command = self._env.command_manager.get_command(self.cfg.command_name)
         self.applied_gait_state = self.gait_state
+        if self.gait_prior.command_cfg.yaw_integral_gain_per_s > 0.0:
+            command, self.yaw_integral_rad = yaw_rate_with_integral(
+                self.gait_prior.command_cfg,
+                command,
+                data.root_ang_vel_b.torch[:, 2],
+                self.yaw_integral_rad,
+                self.gait_prior.control_period_s,
+            )
         with torch.no_grad():
             self.gait_targets, self.gait_state = self.gait_prior(
                 self.gait_state,
@@ -102,6 +116,7 @@ class ResidualGaitAction(GuardedJointPositionAction):
         ids = slice(None) if env_ids is None else env_ids
         self.gait_state[ids] = 0.0
         self.applied_gait_state[ids] = 0.0
+        self.yaw_integral_rad[ids] = 0.0
 
     def target_clip(self) -> list[list[float]]:
         """Per joint ``[q_min, q_max]`` of the composed target (rad), env 0."""
@@ -156,6 +171,9 @@ class ResidualGaitActionCfg(GuardedJointPositionActionCfg):
     turn_per_yaw_rate_s: float | None = None
     """The gait's hip-yaw turn per step per unit yaw-rate command (s; ``GaitCommandCfg.turn_per_yaw_rate_s``);
     None: the factory's. ``0.0``: a gait that does not turn on a yaw-rate command."""
+    yaw_integral_gain_per_s: float | None = None
+    """The gait's heading hold on the yaw-rate command (1/s; ``GaitCommandCfg.yaw_integral_gain_per_s``); None: the
+    factory's. ``0.0``: the open-loop turn."""
     frequency_hz: float | None = None
     """The gait's step frequency (Hz; :meth:`CommandedBipedGait.with_frequency`: same step length, so the
     speed per unit stride scales with it); None: the factory's."""

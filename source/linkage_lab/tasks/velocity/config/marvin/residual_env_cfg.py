@@ -63,8 +63,19 @@ MARVIN_PRIOR_GAIT_OVERRIDES = {"heading_gain": 0.0, "hip_height_m": MARVIN_PRIOR
 #: (docs/results/2026-12-04_marvin_swing_ankle.md). The gain is a parameter of the scripted gait,
 #: which the robot runs
 #: too (``gait.onnx``), not of the learnt weights.
+#: The turn is held on the mean by the gyro (``yaw_integral_gain_per_s``, ``gait.commanded.yaw_rate_with_integral``):
+#: on the closed chain the open-loop turn fell with the loop's latency, to +0.132 / +0.088 rad/s at +0.2 with 20 /
+#: 40 ms (+0.179 without), where Isaac Lab's did not (+0.204 / +0.217): the robot cannot know which it will be, so the
+#: gait measures its own turn. At 1/s the shipped weights turned +0.198 / -0.203 rad/s without latency, +0.165 /
+#: -0.201 at 20 ms, +0.092 / -0.178 at 40 ms (one 20 s run each, no fall); with the turn's clamp raised to 0.2 or
+#: 0.3 rad the 40 ms runs fell: the clamp (``turn_limit_rad`` 0.15) stays (docs/results/2026-12-05_turn_latency.md).
 MARVIN_GAIT_COMMAND = GaitCommandCfg(
-    speed_per_stride_mps=0.72, in_place_speed_mps=0.065, max_stride_scale=0.8, turn_per_yaw_rate_s=0.6
+    speed_per_stride_mps=0.72,
+    in_place_speed_mps=0.065,
+    max_stride_scale=0.8,
+    turn_per_yaw_rate_s=0.6,
+    yaw_integral_gain_per_s=1.0,
+    yaw_integral_limit_rad=0.5,
 )
 #: The policy's reach on the hip yaws (rad per unit action), against :data:`RESIDUAL_SCALE_RAD` on the other
 #: joints: the gait turns, the policy only trims. With 0.15 on the hip yaws as well, a fine-tune paid for
