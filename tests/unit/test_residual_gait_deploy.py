@@ -45,19 +45,23 @@ def prior() -> CommandedBipedGait:
     )
 
 
-@pytest.fixture(scope="module")
-def bundle(prior, tmp_path_factory):
-    """A minimal residual bundle: gait.onnx and the metadata keys the composer reads."""
-    out = tmp_path_factory.mktemp("bundle")
-    write_gait_graph(prior, out / GAIT_FILE)
-    limits = prior.gait.cfg.joint_limits_rad
+def write_bundle(gait: CommandedBipedGait, out, command_parameters: dict) -> None:
+    """A minimal residual bundle in ``out``: gait.onnx and the metadata keys the composer reads."""
+    write_gait_graph(gait, out / GAIT_FILE)
+    limits = gait.gait.cfg.joint_limits_rad
     metadata = {
         "action_scale": [SCALE] * len(JOINT_NAMES),
         "action_clip": CLIP,
         "action_target_clip": [list(limits[name]) for name in JOINT_NAMES],
-        "residual_gait": gait_metadata(prior, "base_velocity", "gait", {}, {}),
+        "residual_gait": gait_metadata(gait, "base_velocity", "gait", {}, command_parameters),
     }
     (out / "metadata.json").write_text(json.dumps(metadata))
+
+
+@pytest.fixture(scope="module")
+def bundle(prior, tmp_path_factory):
+    out = tmp_path_factory.mktemp("bundle")
+    write_bundle(prior, out, {})
     return out
 
 
@@ -160,15 +164,8 @@ def test_composer_runs_the_heading_integral_as_the_task_does(prior, tmp_path):
     held = CommandedBipedGait(
         prior.gait, replace(prior.command_cfg, yaw_integral_gain_per_s=1.0), DT, prior.joint_names
     )
-    write_gait_graph(held, tmp_path / GAIT_FILE)
+    write_bundle(held, tmp_path, asdict(held.command_cfg))
     limits = held.gait.cfg.joint_limits_rad
-    metadata = {
-        "action_scale": [SCALE] * len(JOINT_NAMES),
-        "action_clip": CLIP,
-        "action_target_clip": [list(limits[name]) for name in JOINT_NAMES],
-        "residual_gait": gait_metadata(held, "base_velocity", "gait", {}, asdict(held.command_cfg)),
-    }
-    (tmp_path / "metadata.json").write_text(json.dumps(metadata))
     composer = ResidualGaitComposer(tmp_path)
     generator = torch.Generator().manual_seed(3)
     state, integral = held.initial_state(1), torch.zeros(1)
