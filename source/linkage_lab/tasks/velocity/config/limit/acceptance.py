@@ -10,7 +10,8 @@ from linkage_lab.evaluation.sweep import Acceptance, CommandCase, KnownMiss, Tra
 _WOBBLE = (
     "at 0.5 m/s the trot overshoots and shakes the body in Isaac Lab: 0.540 m/s, lin-vel RMS 0.071 (the closed chain: "
     "0.502 m/s, 0.069, within its 0.08); the same run 300 iterations earlier walked 0.514 m/s at RMS 0.063, and every "
-    "other walking command is inside 0.06"
+    "other walking command is inside 0.06; smoothing the joint targets (a first-order filter, 5.5 Hz) met it in three "
+    "fine-tunes (0.052-0.053) but lost the closed chain's left turn (policies/experiments/limit_target_filter)"
 )
 _TURN = (
     "turning on the spot is learnt both ways, its mean within 0.06 rad/s of the command (+0.245 / -0.257 in Isaac Lab, "
@@ -24,7 +25,9 @@ _TURN = (
     "the yaw acceleration cut the swing above 6 Hz by a fifth but it came back below 3 Hz (yaw RMS 0.133 / 0.139) and "
     "the closed chain lost its left turn (policies/experiments/limit_yaw_acceleration). Neither pushes nor the "
     "randomised constants make the swing (0.107 / 0.146 with both off), nor flight: a cost on it (16 % -> 5 % of the "
-    "time in the air) swung as much or more (0.142-0.152 / 0.162-0.176, policies/experiments/limit_airborne)"
+    "time in the air) swung as much or more (0.142-0.152 / 0.162-0.176, policies/experiments/limit_airborne); with its "
+    "joint targets smoothed (α 0.5) it swung a little less (0.125 / 0.148 after 800 iterations) and stood on the "
+    "closed chain's left turn (policies/experiments/limit_target_filter)"
 )
 
 #: Forward −0.3, 0, 0.3, 0.5 m/s and turning on the spot at ±0.3 rad/s, 8 envs × 20 s each, pushes on. In Isaac
