@@ -47,6 +47,7 @@ def test_zero_residual_walks_on_command_and_stands_on_zero(build_env, zero_actio
     and so are the pushes, and the other stresses the policy trains under: the randomised motor constants and
     ground friction, the velocity estimate's error the gait reads, and the targets' delay.
     """
+    from linkage_lab.gait.commanded import yaw_rate_with_integral
     from linkage_lab.tasks.velocity.base_env_cfg import ACTION_CLIP
 
     # The gait's turn on a yaw-rate command, off in the recipe, at its calibrated gain (1.0x the command),
@@ -114,11 +115,20 @@ def test_zero_residual_walks_on_command_and_stands_on_zero(build_env, zero_actio
         actions = 3.0 * torch.randn(len(COMMANDS), term.action_dim, generator=torch.Generator().manual_seed(0))
         actions[0, 3] = float("nan")
         actions[1, 5] = 50.0
-        gait_state = term.gait_state.clone()
+        gait_state, integral = term.gait_state.clone(), term.yaw_integral_rad.clone()
         term.process_actions(actions)
+        # The gait turns on the command with its heading integral advanced one step (the turn held on the gyro).
+        held, integral = yaw_rate_with_integral(
+            term.gait_prior.command_cfg,
+            command_term.vel_command_b,
+            robot.data.root_ang_vel_b.torch[:, 2],
+            integral,
+            term.gait_prior.control_period_s,
+        )
+        torch.testing.assert_close(term.yaw_integral_rad, integral)
         gait_only, _ = term.gait_prior(
             gait_state,
-            command_term.vel_command_b,
+            held,
             robot.data.projected_gravity_b.torch,
             robot.data.root_ang_vel_b.torch,
             robot.data.root_lin_vel_b.torch,
