@@ -31,8 +31,9 @@ MARVIN_ACCEPTANCE = Acceptance(
     ),
 )
 
-#: The residual task's shipped policy (iteration 3459: observing its previous action, then paid off its joint stops;
-#: its gait holds the turn on the gyro, ``yaw_integral_gain_per_s``) is held to the same targets and meets all of them,
-#: in Isaac Lab and on the closed chain. Before that loop its Isaac Lab right turn ran 0.006 rad/s fast (-0.256 at -0.2)
-#: and the closed chain's turns slowed under latency (docs/results/2026-12-05_turn_latency.md).
+#: The residual task's shipped policy (iteration 3659: observing its previous action, paid off its joint stops, then
+#: 200 iterations with the gait holding its turn on the gyro, ``yaw_integral_gain_per_s``) is held to the same targets
+#: and meets all of them, in Isaac Lab and on the closed chain. Before that loop the policy's Isaac Lab right turn ran
+#: 0.006 rad/s fast (-0.256 at -0.2) and the closed chain's turns slowed under latency
+#: (docs/results/2026-12-05_turn_latency.md).
 MARVIN_RESIDUAL_ACCEPTANCE = MARVIN_ACCEPTANCE
