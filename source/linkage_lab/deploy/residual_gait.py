@@ -198,7 +198,7 @@ class ResidualGaitComposer:
         self.yaw_integral_gain_per_s = float(command.get("yaw_integral_gain_per_s", 0.0))
         self.yaw_integral_limit_rad = float(command.get("yaw_integral_limit_rad", 0.0))
         self.yaw_deadband_rads = float(command.get("yaw_deadband_rads", 0.0))
-        self.control_period_s = float(spec.get("control_period_s", metadata.get("control_period_s", 0.0)))
+        self.control_period_s = float(spec["control_period_s"])
         #: The heading the gait has fallen behind its yaw-rate command (rad; step 3 of the bundle's README).
         self.yaw_integral_rad = 0.0
 
