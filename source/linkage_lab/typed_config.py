@@ -64,6 +64,28 @@ class Randomization:
     ground_friction: tuple[float, float] = positive()
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SensorNoise:
+    """A robot config's ``sensors`` section: how far each reading an actor observes is from the truth.
+
+    Training corrupts the actor's observations with it; each value is the half-width of a uniform draw (Isaac Lab's
+    convention for observation noise), per axis or per joint.
+
+    Attributes:
+        gyro_noise_radps: The gyro's white noise, drawn every control step.
+        gyro_bias_radps: The gyro's bias, drawn per env at each reset and held for the episode (0: none).
+        gravity_noise: White noise on each component of the gravity direction in the base frame (unitless).
+        joint_pos_noise_rad: White noise on each joint angle.
+        joint_vel_noise_radps: White noise on each joint rate.
+    """
+
+    gyro_noise_radps: float = nonnegative()
+    gyro_bias_radps: float = nonnegative()
+    gravity_noise: float = nonnegative()
+    joint_pos_noise_rad: float = nonnegative()
+    joint_vel_noise_radps: float = nonnegative()
+
+
 def parse[T](cls: type[T], data: Any, source: str | Path, key: str = "") -> T:
     """Build dataclass ``cls`` from a parsed YAML mapping, checking every key.
 

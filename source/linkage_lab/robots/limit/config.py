@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linkage_lab.robots.registry import get_robot
-from linkage_lab.typed_config import Randomization, Vector3, nonnegative, positive, within
+from linkage_lab.typed_config import Randomization, SensorNoise, Vector3, nonnegative, positive, within
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,6 +131,7 @@ class LimitConfig:
     s3n: S3N
     control: Control
     randomization: Randomization
+    sensors: SensorNoise
 
 
 def limit_config() -> LimitConfig:

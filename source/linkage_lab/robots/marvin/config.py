@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from linkage_lab.robots.registry import get_robot
-from linkage_lab.typed_config import Randomization, Vector3, nonnegative, positive
+from linkage_lab.typed_config import Randomization, SensorNoise, Vector3, nonnegative, positive
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,6 +107,7 @@ class MarvinConfig:
     ankle_linkage: dict[str, Any]
     control: Control
     randomization: Randomization
+    sensors: SensorNoise
 
     def __post_init__(self):
         for group in (self.leg_joints, self.arm_joints):

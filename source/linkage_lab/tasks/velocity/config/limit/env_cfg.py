@@ -22,7 +22,7 @@ from linkage_lab.robots.limit.config import limit_config
 from linkage_lab.tasks.velocity.base_env_cfg import loop_latency_steps
 from linkage_lab.tasks.velocity.commands import split_command_cfg
 from linkage_lab.tasks.velocity.flat_env_cfg import LinkageVelocityFlatEnvCfg
-from linkage_lab.tasks.velocity.randomization import randomize_constants
+from linkage_lab.tasks.velocity.randomization import apply_sensor_noise, randomize_constants
 from linkage_lab.tasks.velocity.rewards import airborne, heading_tracking, yaw_acceleration_l2
 
 
@@ -154,8 +154,10 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
             bias_mps=(0.05, 0.02, 0.03), noise_std_mps=(0.06, 0.02, 0.11)
         )
 
-        # Constants the robot does not pin down, drawn per env at startup (robot config's `randomization`).
+        # Constants the robot does not pin down, drawn per env at startup (robot config's `randomization`), and its
+        # sensors' error (`sensors`: a MEMS gyro's noise and bias, not Isaac Lab's 30x larger default).
         randomize_constants(self.events, robot_cfg.randomization)
+        apply_sensor_noise(self.observations.policy, robot_cfg.sensors)
 
         # Events: body names of this robot; small pushes for a small robot.
         for term in (self.events.add_base_mass, self.events.base_com, self.events.base_external_force_torque):

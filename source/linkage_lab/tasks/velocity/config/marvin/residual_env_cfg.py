@@ -24,7 +24,7 @@ from linkage_lab.tasks.velocity import faults
 from linkage_lab.tasks.velocity.base_env_cfg import ACTION_CLIP, loop_latency_steps
 from linkage_lab.tasks.velocity.config.marvin.env_cfg import MarvinFlatEnvCfg
 from linkage_lab.tasks.velocity.history import previous_action
-from linkage_lab.tasks.velocity.randomization import randomize_constants
+from linkage_lab.tasks.velocity.randomization import apply_sensor_noise, randomize_constants
 from linkage_lab.tasks.velocity.residual import ResidualGaitActionCfg, gait_contact_schedule, gait_state
 from linkage_lab.tasks.velocity.rewards import airborne, heading_tracking, touchdown_alternation
 
@@ -116,8 +116,10 @@ class MarvinResidualFlatEnvCfg(MarvinFlatEnvCfg):
         )
         bias, noise = MARVIN_VELOCITY_ERROR
         self.observations.policy.base_lin_vel.params.update(bias_mps=bias, noise_std_mps=noise)
-        # Constants the robot does not pin down, drawn per env at startup (robot config's `randomization`).
+        # Constants the robot does not pin down, drawn per env at startup (robot config's `randomization`), and its
+        # sensors' error (`sensors`).
         randomize_constants(self.events, marvin_config().randomization)
+        apply_sensor_noise(self.observations.policy, marvin_config().sensors)
         # Joint stops are not actuators: a former policy rested its ankle pitches on their stops 17-19 % of the time.
         # The penalty counts radians past 95 % of the range, so at -5 a stop costs under 0.1 a second (0.017 rad on the
         # ankle roll): with its previous action observed the policy rested its ankle rolls on their stops 13 % of the
