@@ -1,4 +1,4 @@
-"""A robot's ``sensors`` section reaches its task's actor: white noise per term, and the gyro's bias held per episode."""
+"""A robot's ``sensors`` section reaches its task's actor: white noise per term, the gyro's bias held per episode."""
 
 from __future__ import annotations
 
@@ -14,6 +14,12 @@ from linkage_lab.tasks.velocity.randomization import apply_sensor_noise
 from linkage_lab.typed_config import SensorNoise
 
 pytestmark = pytest.mark.unit
+
+#: Isaac Lab's velocity task's observation noise (base_ang_vel +-0.2, projected_gravity +-0.05, joint_pos +-0.01,
+#: joint_vel +-1.5), no bias.
+_ISAAC_LAB_DEFAULTS = SensorNoise(
+    gyro_noise_radps=0.2, gyro_bias_radps=0.0, gravity_noise=0.05, joint_pos_noise_rad=0.01, joint_vel_noise_radps=1.5
+)
 
 
 def _half_width(noise) -> float:
@@ -39,11 +45,8 @@ def test_each_task_corrupts_its_actor_by_its_robot_config(task, robot_config):
 
 
 def test_marvin_keeps_the_noise_its_shipped_lineage_was_trained_under():
-    # Isaac Lab's velocity task defaults (base_ang_vel +-0.2, projected_gravity +-0.05, joint_pos +-0.01,
-    # joint_vel +-1.5), no bias: a change here retrains Marvin.
-    assert marvin_config().sensors == SensorNoise(
-        gyro_noise_radps=0.2, gyro_bias_radps=0.0, gravity_noise=0.05, joint_pos_noise_rad=0.01, joint_vel_noise_radps=1.5
-    )
+    # A change here retrains Marvin.
+    assert marvin_config().sensors == _ISAAC_LAB_DEFAULTS
 
 
 def test_the_gyro_bias_is_held_through_an_episode_and_redrawn_at_reset():
@@ -76,13 +79,12 @@ def test_the_gyro_bias_is_held_through_an_episode_and_redrawn_at_reset():
     # Redrawn, not added to the last draw: the bias stays in its range however many resets there are.
     for _ in range(20):
         model.reset()
-    assert float(torch.stack([model(truth) for _ in range(steps)]).mean(dim=0).abs().max()) <= 0.02 + 0.05 / steps**0.5 * 4
+    held = torch.stack([model(truth) for _ in range(steps)]).mean(dim=0)
+    assert float(held.abs().max()) <= 0.02 + 0.05 / steps**0.5 * 4
 
 
 def test_no_bias_means_plain_white_noise_and_a_missing_term_is_an_error():
-    sensors = SensorNoise(
-        gyro_noise_radps=0.2, gyro_bias_radps=0.0, gravity_noise=0.05, joint_pos_noise_rad=0.01, joint_vel_noise_radps=1.5
-    )
+    sensors = _ISAAC_LAB_DEFAULTS
     policy = NS(base_ang_vel=NS(), projected_gravity=NS(), joint_pos=NS(), joint_vel=NS())
     apply_sensor_noise(policy, sensors)
     assert _half_width(policy.base_ang_vel.noise) == 0.2 and not hasattr(policy.base_ang_vel.noise, "bias_noise_cfg")
