@@ -73,3 +73,21 @@ def test_articulation_and_action_order_is_canonical(build_env, zero_actions):
         # The observation's joint_pos block follows the same order.
         rel = robot.data.joint_pos.torch - robot.data.default_joint_pos.torch
         assert (rel[0, index] - rel[1, index]).abs() > 0.2
+
+
+def test_each_env_gets_its_feet_friction_draw(build_env, zero_actions):
+    """MuJoCo gives a contact the larger of its two shapes' friction: the ground must sit at the range's low end."""
+    from isaaclab_newton.physics import NewtonManager
+
+    low, high = get_robot("limit").config().randomization.ground_friction
+    with build_env(TASK, num_envs=4, overrides=("env.events.push_robot=null",)) as (env, _):
+        env.reset()
+        env.step(zero_actions(env))  # the solver takes model changes at its next step
+        model = NewtonManager._solver.mjw_model
+        friction = torch.as_tensor(model.geom_friction.numpy()[..., 0])  # (worlds, geoms)
+        ground = torch.as_tensor(model.geom_bodyid.numpy()) == 0
+        assert torch.allclose(friction[:, ground], torch.tensor(low))
+        feet = friction[:, ~ground]
+        # What a foot's contact gets, max(ground, foot), is the foot's own draw, and the draws differ across envs.
+        assert bool(((feet >= low - 1e-6) & (feet <= high + 1e-6)).all())
+        assert float(torch.maximum(feet, friction[:, ground][:, :1]).std()) > 0.05

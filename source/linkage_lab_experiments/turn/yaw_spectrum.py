@@ -160,7 +160,13 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(decompose(yaw_rate, trace, dt, int(round(args.settle_s / dt))))
         traces.append(trace)
     args.out.mkdir(parents=True, exist_ok=True)
-    document = {"task": args.task, "checkpoint": str(checkpoint), "settle_s": args.settle_s, "results": rows}
+    document = {
+        "task": args.task,
+        "checkpoint": str(checkpoint),
+        "overrides": list(args.overrides),
+        "settle_s": args.settle_s,
+        "results": rows,
+    }
     write_json_atomic(args.out / "yaw_spectrum.json", document)
     plot(rows, traces, dt, args.out / "yaw_spectrum.png")
     for row in rows:

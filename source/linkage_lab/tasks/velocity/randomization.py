@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from isaaclab.managers import EventTermCfg as EventTerm
@@ -47,6 +48,10 @@ def randomize_constants(events: Any, ranges: Randomization) -> None:
     events.physics_material.params.update(
         static_friction_range=(low, high), dynamic_friction_range=(0.75 * low, 0.75 * high)
     )
+    # The draw above is the feet's. A contact's friction is the larger of its two shapes' in MuJoCo(-Warp), so on the
+    # ground's 1.0 every draw below 1.0 would be lost: the ground takes the range's low end, and each env's contact
+    # friction is then its feet's draw. (PhysX multiplies the two by default: there the ground's 1.0 passes the draw.)
+    events.ground_friction = EventTerm(func=set_ground_friction, mode="startup", params={"friction": low})
 
 
 def apply_sensor_noise(policy: Any, sensors: SensorNoise) -> None:
@@ -71,3 +76,26 @@ def apply_sensor_noise(policy: Any, sensors: SensorNoise) -> None:
         policy.base_ang_vel.noise = NoiseModelWithAdditiveBiasCfg(
             noise_cfg=policy.base_ang_vel.noise, bias_noise_cfg=Unoise(n_min=-bias, n_max=bias, operation="abs")
         )
+
+
+def set_ground_friction(env: Any, env_ids: Any, friction: float) -> None:
+    """Startup event: the friction coefficient of every static shape (the ground) in a Newton scene.
+
+    Newton's MuJoCo solver gives a contact the larger of its two shapes' coefficients; with the ground at the low end of
+    the feet's range, the feet's per-env draw is what each contact gets. Other physics backends are left as they are.
+
+    Raises:
+        ValueError: ``friction`` is not a positive finite number.
+    """
+    if not math.isfinite(friction) or friction <= 0.0:
+        raise ValueError(f"the ground's friction must be a positive finite number, got {friction}")
+    manager = env.sim.physics_manager
+    if not hasattr(manager, "get_model") or not hasattr(manager, "add_model_change"):
+        return
+    from newton import ModelFlags
+
+    model = manager.get_model()
+    mu = model.shape_material_mu.numpy()
+    mu[model.shape_body.numpy() < 0] = friction
+    model.shape_material_mu.assign(mu)
+    manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)

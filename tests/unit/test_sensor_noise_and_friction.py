@@ -1,4 +1,4 @@
-"""A robot's ``sensors`` section reaches its task's actor: white noise per term, the gyro's bias held per episode."""
+"""A robot's ``sensors`` and ``randomization`` reach its task: sensor noise, the gyro's bias held, the floor."""
 
 from __future__ import annotations
 
@@ -90,3 +90,11 @@ def test_no_bias_means_plain_white_noise_and_a_missing_term_is_an_error():
     assert _half_width(policy.base_ang_vel.noise) == 0.2 and not hasattr(policy.base_ang_vel.noise, "bias_noise_cfg")
     with pytest.raises(ValueError, match="'joint_vel'"):
         apply_sensor_noise(NS(base_ang_vel=NS(), projected_gravity=NS(), joint_pos=NS()), sensors)
+
+
+def test_the_ground_friction_event_refuses_a_friction_no_floor_has():
+    from linkage_lab.tasks.velocity.randomization import set_ground_friction
+
+    for friction in (0.0, -0.4, float("nan")):
+        with pytest.raises(ValueError, match="ground's friction"):
+            set_ground_friction(NS(sim=NS(physics_manager=NS())), None, friction)
