@@ -58,8 +58,6 @@ class _VelocityRecorder:
         return obs, reward, dones, extras
 
 
-
-
 def test_scripted_limit_trot_through_eval(tmp_path, monkeypatch):
     from linkage_lab.evaluation import evaluate as evaluate_module
     from linkage_lab.evaluation.evaluate import EvalRequest, evaluate
