@@ -102,6 +102,7 @@ def test_the_reality_gap_document_table_and_plot(limit_bundle, tmp_path):  # noq
     turning = [row for row in document["rows"] if row["command"]["ang_vel_z_radps"] != 0.0]
     assert turning and all("yaw_rate_rms_radps" in row["failed_checks"] for row in turning)
     assert document["summary"]["passed"] is False
+    assert document["sensor_noise"]["gyro_noise_radps"] == get_robot("limit").config().sensors.gyro_noise_radps
     out = tmp_path / "out"
     path = write_reality_gap(out, document)
     table = (out / "reality_gap.md").read_text()

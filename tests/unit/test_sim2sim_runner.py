@@ -7,6 +7,7 @@ The bundles here are made by hand from each robot's config (no Isaac Lab): a zer
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import shutil
@@ -409,15 +410,21 @@ def test_closed_chain_sweep_rows_are_the_runs_it_made(limit_bundle, tmp_path):
         {"lin_vel_x_mps": 0.3, "ang_vel_z_radps": 0.2},
     ]
     assert seen == sweep["cases"] and sweep["targets"] is None and sweep["summary"]["passed"] is None
+    model = dataclasses.asdict(get_robot("limit").config().sensors)
+    assert {k: sweep["sensor_noise"][k] for k in model} == model and "seed" not in sweep["sensor_noise"]
     assert describe_case(sweep["cases"][1]) == "  +0.30 m/s, +0.20 rad/s: 2 runs, no fall"
     fell = {**sweep["cases"][1], "fall_times_s": [1.5]}
     assert describe_case(fell) == "  +0.30 m/s, +0.20 rad/s: 2 runs, fell in 1 (at 1.50 s)"
     kicks = episode_kicks(2, seed=0)
     assert kicks[0] is None and all(abs(v) <= 0.25 for v in kicks[1]) and any(abs(v) > 0.01 for v in kicks[1])
     assert len(sweep["cases"]) == len(cases)  # the loop below compares each case
-    for case, row in zip(cases, sweep["cases"], strict=True):
+    for index, (case, row) in enumerate(zip(cases, sweep["cases"], strict=True)):
+        # Each run reads the robot's sensor noise drawn from (sweep seed, case, run).
         direct = [
-            run_sim2sim(limit_bundle, (case.lin_vel_x_mps, case.ang_vel_z_radps), 0.4, base_kick=k) for k in kicks
+            run_sim2sim(
+                limit_bundle, (case.lin_vel_x_mps, case.ang_vel_z_radps), 0.4, base_kick=k, noise_seed=(0, index, run)
+            )
+            for run, k in enumerate(kicks)
         ]
         assert [run["base_kick"] for run in row["runs"]] == [None, list(kicks[1])]
         assert row["episodes"] == 2 and row["falls"] == sum(d["falls"] for d in direct) == 0

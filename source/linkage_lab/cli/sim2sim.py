@@ -64,7 +64,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="with --sweep: runs per command, the first from rest, the others with the base kicked at the start "
         "(up to 0.25 m/s and 0.25 rad/s, seeded; default 4)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="with --sweep: seed of the start kicks (default 0)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the sensor noise's draws and, with --sweep / --reality-gap, of the start kicks (default 0)",
+    )
+    parser.add_argument(
+        "--sensor-noise",
+        choices=("robot", "none"),
+        default="robot",
+        help="robot: the controller reads the IMU and encoders with the noise and gyro bias of the robot config's "
+        "sensors section, as training observes them (default); none: the model's exact sensors",
+    )
     parser.add_argument(
         "--obs-delay-ms",
         type=finite_float,
@@ -100,6 +112,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _delays_s(args: argparse.Namespace) -> tuple[float, float]:
     """``(observation, action)`` delays in s from the options in ms."""
     return args.obs_delay_ms / 1000.0, args.action_delay_ms / 1000.0
+
+
+def _sensor_noise(args: argparse.Namespace) -> str | None:
+    """``--sensor-noise``: the robot's model, or ``None`` for the model's exact sensors."""
+    return None if args.sensor_noise == "none" else args.sensor_noise
 
 
 def _io_options(tokens: list[str]) -> dict[str, Any]:
@@ -172,6 +189,8 @@ def _sim2sim(args: argparse.Namespace) -> int:
                 progress=not args.json,
                 io_options=_io_options(args.io_option),
                 delays_s=_delays_s(args),
+                sensor_noise=_sensor_noise(args),
+                noise_seed=args.seed,
             )
         except (BundleError, TypeError) as exc:
             raise CliError(str(exc)) from None
@@ -211,6 +230,7 @@ def _reality_gap(args: argparse.Namespace, bundle: Any) -> int:
             episodes=args.episodes if args.episodes is not None else REALITY_GAP_EPISODES,
             duration_s=args.duration,
             seed=args.seed,
+            sensor_noise=_sensor_noise(args),
             on_row=lambda name, row: print(f"{name:14s}" + describe_case(row), file=stream, flush=True),
         )
     except (ValueError, TypeError) as exc:
@@ -248,6 +268,7 @@ def _closed_chain_sweep(args: argparse.Namespace, bundle: Any) -> int:
             episodes=args.episodes if args.episodes is not None else SWEEP_EPISODES,
             seed=args.seed,
             delays_s=_delays_s(args),
+            sensor_noise=_sensor_noise(args),
         )
     except (ValueError, TypeError) as exc:
         raise CliError(str(exc)) from None

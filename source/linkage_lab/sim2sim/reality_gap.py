@@ -35,6 +35,7 @@ def run_reality_gap(
     seed: int = 0,
     on_row: Callable[[str, dict[str, Any]], None] | None = None,
     io_options: dict[str, Any] | None = None,
+    sensor_noise: Any = "robot",
 ) -> dict[str, Any]:
     """Run the bundle's acceptance cases under each condition; returns the ``reality_gap.json`` document.
 
@@ -46,11 +47,13 @@ def run_reality_gap(
         seed: Seed of the start kicks.
         on_row: Called with each finished ``(condition name, sweep row)`` (progress).
         io_options: Options of the robot side (its ``sim2sim_io`` extra), as in every run of the sweep.
+        sensor_noise: What the controller's readings carry in every run (see
+            :func:`~linkage_lab.sim2sim.runner.run_sim2sim`): by default the robot's ``sensors`` model.
     """
 
     loaded = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
     duration = SWEEP_DURATION_S if duration_s is None else duration_s
-    rows, targets = [], None
+    rows, targets, noise = [], None, None
     for condition in conditions:
 
         def progress(row: dict[str, Any], name: str = condition.name) -> None:
@@ -66,8 +69,9 @@ def run_reality_gap(
             delays_s=condition.delays_s,
             stress=condition.physics,
             io_options=io_options,
+            sensor_noise=sensor_noise,
         )
-        targets = sweep["targets"]
+        targets, noise = sweep["targets"], sweep["sensor_noise"]
         for row in sweep["cases"]:
             rows.append({"condition": condition.name, **_summary(row)})
     failed = [row for row in rows if not row["passed"]]
@@ -78,6 +82,7 @@ def run_reality_gap(
         "duration_s": duration,
         "kick_seed": seed,
         "base_velocity": "the robot's estimator (IMU + leg kinematics + contact)",
+        "sensor_noise": noise,
         "conditions": [
             {
                 "name": c.name,

@@ -38,8 +38,9 @@ from linkage_lab.sim2sim.metrics import FallRule, MotorTorqueStats, feet_in_cont
 from linkage_lab.sim2sim.mjcf import FREE_JOINT, Ground, SolverSettings
 from linkage_lab.sim2sim.race import SPRINT_HEADING, SPRINT_LANE, heading_hold, race_as_it_stands, sprint_setup
 from linkage_lab.sim2sim.robot_side import check_io_options, resolve_robot
-from linkage_lab.sim2sim.sensors import SensorReader, Sensors
+from linkage_lab.sim2sim.sensors import SensorNoiseModel, SensorReader, Sensors
 from linkage_lab.sim2sim.stress import PhysicsStress
+from linkage_lab.typed_config import SensorNoise
 
 #: The command name in the output folder's manifest (:mod:`linkage_lab.outputs`).
 SIM2SIM_COMMAND = "sim2sim"
@@ -49,6 +50,8 @@ REPORT_FILE = "sim2sim.json"
 SCHEMA_VERSION = 1
 #: Where ``--policy`` takes its joint targets from.
 POLICIES = ("bundle", "scripted")
+#: ``sensor_noise`` value: the robot config's ``sensors`` model (the default; exact sensors if it has none).
+ROBOT_SENSORS = "robot"
 
 
 class _Run:
@@ -149,6 +152,8 @@ def run_sim2sim(
     delays_s: tuple[float, float] = (0.0, 0.0),
     stress: PhysicsStress | None = None,
     ground: Ground | None = None,
+    sensor_noise: SensorNoise | str | None = ROBOT_SENSORS,
+    noise_seed: int | Sequence[int] = 0,
 ) -> dict[str, Any]:
     """Run ``bundle`` on its robot's closed-chain model and return the report (``sim2sim.json``).
 
@@ -175,6 +180,10 @@ def run_sim2sim(
             (:class:`~linkage_lab.sim2sim.stress.PhysicsStress`); ``None``: nominal.
         ground: The terrain (:class:`~linkage_lab.sim2sim.mjcf.Ground`, e.g. :func:`~linkage_lab.sim2sim.mjcf.stairs`)
             under the model's default solver settings; ``None``: the robot model's own (flat).
+        sensor_noise: What the controller's readings carry (:class:`~linkage_lab.sim2sim.sensors.SensorNoiseModel`):
+            :data:`ROBOT_SENSORS` the robot config's ``sensors`` section, a :class:`SensorNoise`, or ``None``
+            for the model's exact sensors.
+        noise_seed: Seed of the sensor noise's draws.
 
     Returns:
         The report: tracking, falls, footfalls, per-motor torques and saturation, each joint's share of the
@@ -194,6 +203,7 @@ def run_sim2sim(
     start = time.perf_counter()
     run = _Run(bundle, spec, factory, dict(io_options or {}), stress, ground)
     latency = Latency.from_seconds(*delays_s, run.dt)
+    noise = _sensor_noise(spec, sensor_noise, noise_seed)
     if base_kick is not None:
         _kick_base(run, base_kick)
     hold, tracker = None, None
@@ -210,13 +220,14 @@ def run_sim2sim(
         scripted = ScriptedTargets(gait, bundle.joint_names, bundle.control_period_s)
     recorder = _recorder(bundle) if video is not None else None
     ended, fall, sprint_metrics = _drive(
-        run, bundle, base_command, hold, scripted, tracker, recorder, duration_s, progress, latency
+        run, bundle, base_command, hold, scripted, tracker, recorder, duration_s, progress, latency, noise
     )
     report = _report(run, bundle, scripted, base_command, hold, duration_s, time.perf_counter() - start)
     report.update(ended_reason=ended, falls=int(fall is not None), fall_rate=float(fall is not None), fall=fall)
     report["sprint"] = sprint_metrics
     report["base_kick"] = None if base_kick is None else [float(v) for v in base_kick]
     report["latency"] = latency.report(run.dt)
+    report["sensor_noise"] = None if noise is None else noise.describe()
     report["physics_stress"] = run.stress.report()
     report["ground"] = {"boxes": [dataclasses.asdict(box) for box in (ground.boxes if ground else ())]}
     if recorder is not None:
@@ -240,6 +251,15 @@ def _kick_base(run: _Run, kick: Sequence[float]) -> None:
     dof = int(run.model.jnt_dofadr[free])
     run.data.qvel[dof : dof + 2] += values[:2]
     run.data.qvel[dof + 5] += values[2]
+
+
+def _sensor_noise(spec: Any, sensor_noise: SensorNoise | str | None, seed: int | Sequence[int]) -> Any:
+    """The run's :class:`SensorNoiseModel`, or ``None`` for exact sensors."""
+    if sensor_noise == ROBOT_SENSORS:
+        sensor_noise = getattr(spec.config(), "sensors", None)
+    elif sensor_noise is not None and not isinstance(sensor_noise, SensorNoise):
+        raise ValueError(f"sensor_noise must be {ROBOT_SENSORS!r}, a SensorNoise or None, got {sensor_noise!r}")
+    return None if sensor_noise is None else SensorNoiseModel(sensor_noise, seed)
 
 
 def _check_request(policy: str, duration_s: float | None, sprint: bool) -> None:
@@ -268,8 +288,10 @@ def _drive(
     duration_s: float,
     progress: bool,
     latency: Latency = Latency(),
+    noise: SensorNoiseModel | None = None,
 ) -> tuple[str, dict[str, Any] | None, dict[str, Any] | None]:
-    """The control loop: ``(ended_reason, fall, sprint metrics)``."""
+    """The control loop: ``(ended_reason, fall, sprint metrics)``. The controller reads ``noise``'s corrupted
+    samples, the drives and the scoring the exact ones."""
     import torch
     from tqdm import tqdm
 
@@ -279,7 +301,8 @@ def _drive(
     ended, fall, sprint_metrics = "duration", None, None
     sensors = run.sense()
     observed, applied = DelayLine(latency.observation_steps), DelayLine(latency.action_steps)
-    sample = observed.push(sensors)  # what the controller has read: the sample of observation_steps ago
+    read = (lambda exact: exact) if noise is None else noise  # noqa: E731
+    sample = observed.push(read(sensors))  # what the controller has read: the sample of observation_steps ago
     if hold is not None:
         hold["start_y_m"] = float(sensors.base_pos_w[1])
     if tracker is not None:
@@ -294,12 +317,12 @@ def _drive(
             for substep in range(run.substeps):
                 if substep:
                     sensors = run.sense()
-                    sample = observed.push(sensors)
+                    sample = observed.push(read(sensors))
                 # The drives' PD reads their own encoders now; the targets reach them action_steps late.
                 run.physics_step(applied.push(motor_command), sensors)
             run.add_notes(motor_command)  # after the period: a host loop counts into them too
             sensors = run.sense()
-            sample = observed.push(sensors)
+            sample = observed.push(read(sensors))
             if not (np.isfinite(run.data.qpos).all() and np.isfinite(run.data.qvel).all()):
                 ended = "nonfinite_state"
                 break

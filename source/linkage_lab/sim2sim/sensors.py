@@ -10,6 +10,8 @@ output (:mod:`linkage_lab.sim2sim.velocity_source`) and read the truth only to s
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +19,7 @@ import numpy as np
 
 from linkage_lab.sim2sim.mjcf import FREE_JOINT
 from linkage_lab.sim2sim.model import ClosedChainModel
+from linkage_lab.typed_config import SensorNoise
 
 
 def quat_to_matrix(quat_wxyz: np.ndarray) -> np.ndarray:
@@ -135,3 +138,71 @@ class SensorReader:
             base_pos_w=data.qpos[self._qpos : self._qpos + 3].copy(),
             base_lin_vel_b=quat_to_matrix(quat).T @ lin_vel_w,
         )
+
+
+class SensorNoiseModel:
+    """What a robot's sensors add to the truth in one run, drawn from its :class:`SensorNoise` (uniform half-widths,
+    Isaac Lab's observation-noise convention, as training draws them).
+
+    * gyro: white noise per axis every reading, plus a bias per axis drawn once (held for the run, as training holds
+      it for an episode);
+    * attitude: the orientation tilted about the base's x and y axes by white noise of ``gravity_noise`` rad, which
+      moves the gravity direction the controller derives from it by up to that much per component (training adds
+      the noise to the gravity direction itself; the robot side computes it from the orientation);
+    * motor encoders: white noise on every motor's angle (``joint_pos_noise_rad``) and rate
+      (``joint_vel_noise_radps``); the robot side turns them into joint readings through its linkages.
+
+    The accelerometer, the applied torques and the odometry pass through unchanged (the odometry only scores the
+    run). Only what the controller reads is corrupted: the drives' own PD runs on their exact encoders.
+
+    Args:
+        noise: The robot's sensor model.
+        seed: Seed of the draws (an int or a sequence of ints, e.g. ``(sweep seed, case, run)``).
+    """
+
+    def __init__(self, noise: SensorNoise, seed: int | Sequence[int] = 0):
+        self.noise = noise
+        self.seed = [int(v) for v in seed] if isinstance(seed, Sequence) else int(seed)
+        self._rng = np.random.default_rng(self.seed)
+        self.gyro_bias_radps = self._uniform(noise.gyro_bias_radps, 3)
+
+    def _uniform(self, half_width: float, size: int) -> np.ndarray:
+        return self._rng.uniform(-half_width, half_width, size) if half_width > 0 else np.zeros(size)
+
+    def __call__(self, sensors: Sensors) -> Sensors:
+        """``sensors`` as the robot would read them: a new reading, the input untouched."""
+        noise, motors = self.noise, len(sensors.motor_pos_rad)
+        tilt = self._uniform(noise.gravity_noise, 2)
+        # Body-frame rotation by (tilt_x, tilt_y): the gravity direction R^T g moves by about (tilt_y, -tilt_x, 0).
+        half = np.array([1.0, 0.5 * tilt[0], 0.5 * tilt[1], 0.0])
+        quat = quat_multiply(sensors.quat_wxyz, half / np.linalg.norm(half))
+        return dataclasses.replace(
+            sensors,
+            gyro_b=sensors.gyro_b + self.gyro_bias_radps + self._uniform(noise.gyro_noise_radps, 3),
+            quat_wxyz=quat,
+            motor_pos_rad=sensors.motor_pos_rad + self._uniform(noise.joint_pos_noise_rad, motors),
+            motor_vel_rads=sensors.motor_vel_rads + self._uniform(noise.joint_vel_noise_radps, motors),
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """The model, its seed and the run's gyro bias, as ``sim2sim.json`` records them."""
+        return {
+            **dataclasses.asdict(self.noise),
+            "seed": self.seed,
+            "drawn_gyro_bias_radps": [float(v) for v in self.gyro_bias_radps],
+            "applied_to": "what the controller reads (gyro, attitude, motor encoders); the drives' PD reads its own",
+        }
+
+
+def quat_multiply(a_wxyz: np.ndarray, b_wxyz: np.ndarray) -> np.ndarray:
+    """The Hamilton product ``a ⊗ b`` of two quaternions ``(w, x, y, z)`` (``b`` applied in ``a``'s frame)."""
+    aw, ax, ay, az = a_wxyz
+    bw, bx, by, bz = b_wxyz
+    return np.array(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ]
+    )

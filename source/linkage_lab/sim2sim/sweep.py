@@ -125,6 +125,7 @@ def run_closed_chain_sweep(
     seed: int = 0,
     delays_s: tuple[float, float] = (0.0, 0.0),
     stress: Any = None,
+    sensor_noise: Any = "robot",
 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """Run ``bundle`` ``episodes`` times per case on its robot's closed chain.
 
@@ -135,9 +136,11 @@ def run_closed_chain_sweep(
         io_options: Options of the robot side (its ``sim2sim_io`` extra).
         on_case: Called with each finished row (progress).
         episodes: Runs per case: the first from rest, the others with :func:`episode_kicks`' start kicks.
-        seed: Seed of the kicks.
+        seed: Seed of the kicks and of each run's sensor noise (drawn from ``(seed, case, run)``).
         delays_s: ``(observation, action)`` delays of every run in s (see :func:`run_sim2sim`).
         stress: The model's changed constants (:class:`~linkage_lab.sim2sim.stress.PhysicsStress`); ``None``: nominal.
+        sensor_noise: What the controller's readings carry (see :func:`run_sim2sim`): by default the robot's
+            ``sensors`` model.
 
     Returns:
         The ``sweep.json`` content and each run's ``sim2sim.json`` report by ``<case>/<run>`` name
@@ -169,7 +172,7 @@ def run_closed_chain_sweep(
         cases = acceptance.cases
     targets = None if acceptance is None else acceptance.targets_for("closed_chain")
     rows, reports = [], {}
-    for case in cases:
+    for case_index, case in enumerate(cases):
         command = (case.lin_vel_x_mps, case.ang_vel_z_radps)
         runs = [
             run_sim2sim(
@@ -180,8 +183,10 @@ def run_closed_chain_sweep(
                 base_kick=kick,
                 delays_s=delays_s,
                 stress=stress,
+                sensor_noise=sensor_noise,
+                noise_seed=(seed, case_index, run_index),
             )
-            for kick in kicks
+            for run_index, kick in enumerate(kicks)
         ]
         reports.update({f"{case.name}/run{index}": report for index, report in enumerate(runs)})
         rows.append(closed_chain_case(case, runs, targets))
@@ -201,8 +206,16 @@ def run_closed_chain_sweep(
         robot_side_options=dict(io_options or {}),
         delays_s={"observation": float(delays_s[0]), "action": float(delays_s[1])},
         physics_stress=None if stress is None else stress.report(),
+        sensor_noise=_noise_model(reports),
     )
     return sweep, reports
+
+
+def _noise_model(reports: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The sensor model the runs read through (the same in every run; their seeds and drawn biases differ)."""
+    per_run = ("seed", "drawn_gyro_bias_radps")
+    models = [report.get("sensor_noise") for report in reports.values()]
+    return None if not models or models[0] is None else {k: v for k, v in models[0].items() if k not in per_run}
 
 
 def write_closed_chain_sweep(folder: str | Path, sweep: dict[str, Any], reports: dict[str, dict[str, Any]]) -> Path:
