@@ -100,6 +100,59 @@ def test_a_planted_leg_under_a_moving_base_gives_the_base_speed():
     np.testing.assert_allclose(v_b, [speed, 0.0, 0.0], atol=1e-6)
 
 
+TOE, HEEL = (0.04, 0.0, -0.01), (-0.02, 0.0, -0.01)
+
+
+def _rolling_leg(corners: bool) -> LegChain:
+    """The planar leg with an ankle about +y at the shank's end and a flat sole from heel to toe under it."""
+    joints = (ChainJoint(0, (0.0, 0.0, 0.0)), ChainJoint(1, (0.0, 0.0, -0.1)), ChainJoint(2, (0.0, 0.0, -0.085)))
+    return LegChain("leg", joints, (0.01, 0.0, -0.01), (TOE, HEEL) if corners else ())
+
+
+def _rolling_pose(t: float, speed: float, pitch_rate: float) -> np.ndarray:
+    """Hip, knee, ankle (rad) at time ``t`` for a base gliding at ``speed`` along x over a sole pivoting nose-down
+    about its toe, which stays at (0.11, 0, -0.17) in the world (base level, hip at the base origin)."""
+    pitch = 0.05 + pitch_rate * t  # > 0: the toe is the sole's lowest point
+    c, s = math.cos(pitch), math.sin(pitch)
+    toe_in_foot = np.array([c * TOE[0] + s * TOE[2], -s * TOE[0] + c * TOE[2]])  # R_y(pitch) · toe, (x, z)
+    ankle = np.array([0.11 - speed * t, -0.17]) - toe_in_foot
+    hip, knee = _planar_ik(ankle[0], ankle[1], 0.1, 0.085)
+    return np.array([hip, knee, pitch - hip - knee])
+
+
+def test_a_sole_rolling_over_its_toe_is_measured_at_the_toe():
+    """The base glides at 0.3 m/s while the planted sole pivots about its toe at 2 rad/s (toe fixed on the ground):
+    measured at the lowest corner, the filter gives the base's speed; at the sole's centre, which moves with the
+    roll, it would not."""
+    dt, speed, rate, h = 0.02, 0.3, 2.0, 1e-6
+    estimates = {}
+    for corners in (True, False):
+        estimator = BaseVelocityEstimator([_rolling_leg(corners)], EstimatorCfg())
+        for k in range(16):
+            t = k * dt
+            q = _rolling_pose(t, speed, rate)
+            qd = (_rolling_pose(t + h, speed, rate) - _rolling_pose(t - h, speed, rate)) / (2 * h)
+            estimates[corners] = estimator.update(dt, q, qd, np.zeros(3), AT_REST_F, np.eye(3))
+    np.testing.assert_allclose(estimates[True], [speed, 0.0, 0.0], atol=1e-6)
+    # The centre lies 0.03 m behind the toe along the sole: it moves at 2 rad/s × 0.03 m relative to the toe.
+    assert abs(estimates[False][0] - speed) > 0.03
+
+
+def test_the_lowest_corner_is_the_planted_point_and_its_velocity_the_derivative():
+    chain = _rolling_leg(corners=True)
+    rng = np.random.default_rng(4)
+    for _ in range(10):
+        q, qd = rng.uniform(-0.6, 0.6, 3), rng.uniform(-3.0, 3.0, 3)
+        down = np.array([0.0, 0.0, -1.0])
+        point, velocity = chain.foot_point(q, qd, down)
+        # The oracle: each corner as a chain's sole point (whose FK and velocity the tests above check), the lowest
+        # wins.
+        corners = [LegChain("c", chain.joints, corner).foot_point(q, qd) for corner in (TOE, HEEL)]
+        lowest = min(corners, key=lambda pv: pv[0][2])
+        np.testing.assert_allclose(point, lowest[0], atol=1e-12)
+        np.testing.assert_allclose(velocity, lowest[1], atol=1e-12)
+
+
 def test_the_planar_ik_oracle_puts_the_foot_where_asked():
     chain = _planar_leg(0.1, 0.085)
     point, _ = chain.foot_point(_planar_ik(0.04, -0.15, 0.1, 0.085), np.zeros(2))
@@ -180,7 +233,8 @@ def test_the_bundle_file_round_trips_the_estimator(tmp_path):
     original = limit_base_velocity_estimator(limit_config())
     path = write_estimator(tmp_path, original, JOINT_NAMES)
     loaded, order = load_estimator(path)
-    assert order == list(JOINT_NAMES) and loaded.cfg == original.cfg
+    assert order == list(JOINT_NAMES) and loaded.cfg == original.cfg and loaded.chains == original.chains
+    assert all(len(chain.contact_points_m) == 4 for chain in loaded.chains)  # the Limit's sole corners
     rng = np.random.default_rng(3)
     for _ in range(20):
         q, qd = rng.uniform(-0.5, 0.5, 12), rng.uniform(-2, 2, 12)

@@ -10,7 +10,9 @@ this on the world-frame velocity ``v``:
   force in the base frame, ``R`` the IMU's orientation (base → world) and ``g = (0, 0, −9.81)``;
 * update, for each foot within ``contact_band_m`` of the lowest foot (in the gravity frame):
   ``z = −R (J_foot q̇ + ω × p_foot)`` with ``p_foot`` the foot point in the base frame from the joint
-  angles and ``J_foot q̇`` its velocity relative to the base; measurement covariance ``σ_f² I``;
+  angles and ``J_foot q̇`` its velocity relative to the base; measurement covariance ``σ_f² I``.
+  A flat sole rolls over its toe or heel for much of its stance, so its centre moves while that edge
+  stays put: a foot with contact points (the sole's corners) is measured at the lowest of them;
   a foot whose innovation fails the χ² gate (swing, slip) is left out, unless every foot fails, when
   the best one is used so the estimate cannot drift away for good.
 
@@ -60,18 +62,24 @@ class LegChain:
     Attributes:
         name: The foot's name (for reports).
         joints: Base to foot, in order.
-        sole_point_m: The contact point in the last joint's frame (m).
+        sole_point_m: The contact point in the last joint's frame (m): a point foot's, or a flat sole's centre.
+        contact_points_m: Points in the last joint's frame a flat sole can pivot about (its corners, m); the
+            lowest of them in the gravity frame is the planted point. Empty: ``sole_point_m`` always.
     """
 
     name: str
     joints: tuple[ChainJoint, ...]
     sole_point_m: tuple[float, float, float]
+    contact_points_m: tuple[tuple[float, float, float], ...] = ()
 
-    def foot_point(self, joint_pos: np.ndarray, joint_vel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The sole point ``p`` in the base frame (m) and its velocity relative to the base ``J q̇`` (m/s).
+    def foot_point(
+        self, joint_pos: np.ndarray, joint_vel: np.ndarray, down_b: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The foot's planted point ``p`` in the base frame (m) and its velocity relative to the base ``J q̇`` (m/s).
 
         ``J q̇ = Σ_j (a_j × (p − o_j)) q̇_j`` over the revolute joints, with ``o_j`` and ``a_j`` the
-        joint's origin and axis in the base frame.
+        joint's origin and axis in the base frame. ``p`` is :attr:`sole_point_m`, or with ``down_b`` (gravity's
+        direction in the base frame) and contact points, the contact point furthest along it.
         """
         rotation = np.eye(3)
         position = np.zeros(3)
@@ -85,6 +93,9 @@ class LegChain:
                 rates.append(float(joint_vel[joint.index]))
                 rotation = rotation @ axis_rotation(axis, float(joint_pos[joint.index]))
         point = position + rotation @ np.asarray(self.sole_point_m, dtype=float)
+        if down_b is not None and self.contact_points_m:
+            corners = position + np.asarray(self.contact_points_m, dtype=float) @ rotation.T
+            point = corners[int(np.argmax(corners @ np.asarray(down_b, dtype=float)))]
         velocity = np.zeros(3)
         for origin, axis, rate in zip(origins, axes, rates, strict=True):
             velocity += np.cross(axis, point - origin) * rate
@@ -200,7 +211,8 @@ class BaseVelocityEstimator:
         self, joint_pos: np.ndarray, joint_vel: np.ndarray, gyro_b: np.ndarray, rotation: np.ndarray
     ) -> list[np.ndarray]:
         """World-frame base velocities implied by each foot low enough to be planted."""
-        feet = [chain.foot_point(joint_pos, joint_vel) for chain in self.chains]
+        down_b = rotation.T @ np.array([0.0, 0.0, -1.0])
+        feet = [chain.foot_point(joint_pos, joint_vel, down_b) for chain in self.chains]
         heights = np.array([(rotation @ point)[2] for point, _ in feet])
         low = heights <= heights.min() + self.cfg.contact_band_m
         return [-rotation @ (rel + np.cross(gyro_b, point)) for (point, rel), planted in zip(feet, low) if planted]
@@ -217,6 +229,7 @@ def estimator_document(estimator: BaseVelocityEstimator, joint_names: Sequence[s
             {
                 "name": chain.name,
                 "sole_point_m": list(chain.sole_point_m),
+                "contact_points_m": [list(point) for point in chain.contact_points_m],
                 "joints": [
                     {"index": j.index, "origin_m": list(j.origin_m), "axis": list(j.axis)} for j in chain.joints
                 ],
@@ -243,6 +256,7 @@ def estimator_from_document(document: dict[str, Any]) -> tuple[BaseVelocityEstim
                     for j in chain["joints"]
                 ),
                 tuple(map(float, chain["sole_point_m"])),
+                tuple(tuple(map(float, point)) for point in chain.get("contact_points_m", ())),
             )
             for chain in document["chains"]
         ]
@@ -273,13 +287,18 @@ def load_estimator(path: str | Path) -> tuple[BaseVelocityEstimator, list[str]]:
 
 
 def leg_chains(
-    model: RobotModel, feet: dict[str, tuple[str, tuple[float, float, float]]], joint_names: Sequence[str]
+    model: RobotModel,
+    feet: dict[str, tuple[str, tuple[float, float, float]]],
+    joint_names: Sequence[str],
+    contact_points: dict[str, Sequence[tuple[float, float, float]]] | None = None,
 ) -> list[LegChain]:
     """Leg chains from a serial-tree description.
 
     Args:
         model: The robot's description (its root link is the base).
         feet: Foot name → (its link, the sole point in that link's frame (m)).
+        contact_points: Foot name → the points its sole can pivot about, in the same frame (m); a foot not named
+            is measured at its sole point.
         joint_names: The joint vector's order (what the estimator's ``joint_pos`` indexes); a revolute
             joint on a leg that is not in it is an error.
 
@@ -304,5 +323,6 @@ def leg_chains(
             joint_index = index[joint.name] if joint.kind == "revolute" else -1
             path.append(ChainJoint(joint_index, tuple(joint.origin_m), tuple(joint.axis)))
             current = joint.parent
-        chains.append(LegChain(foot, tuple(reversed(path)), tuple(sole)))
+        corners = tuple(tuple(map(float, point)) for point in (contact_points or {}).get(foot, ()))
+        chains.append(LegChain(foot, tuple(reversed(path)), tuple(sole), corners))
     return chains
