@@ -76,7 +76,10 @@ class SensorNoise:
         gyro_bias_radps: The gyro's bias, drawn per env at each reset and held for the episode (0: none).
         gravity_noise: White noise on each component of the gravity direction in the base frame (unitless).
         joint_pos_noise_rad: White noise on each joint angle.
-        joint_vel_noise_radps: White noise on each joint rate.
+        joint_vel_noise_radps: White noise on each joint rate the actor observes (a training margin).
+        encoder_rate_noise_radps: White noise on each motor driver's speed reading on the robot: what a closed-chain
+            run reads (:class:`~linkage_lab.sim2sim.sensors.SensorNoiseModel`) and the base-velocity estimator and
+            the ankle bridge's host loop take in. Training does not use it; its joint-rate margin covers it.
     """
 
     gyro_noise_radps: float = nonnegative()
@@ -84,6 +87,7 @@ class SensorNoise:
     gravity_noise: float = nonnegative()
     joint_pos_noise_rad: float = nonnegative()
     joint_vel_noise_radps: float = nonnegative()
+    encoder_rate_noise_radps: float = nonnegative()
 
 
 def parse[T](cls: type[T], data: Any, source: str | Path, key: str = "") -> T:

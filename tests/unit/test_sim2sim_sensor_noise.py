@@ -18,10 +18,20 @@ from linkage_lab.typed_config import SensorNoise
 pytestmark = pytest.mark.unit
 
 QUIET = dict(
-    gyro_noise_radps=0.0, gyro_bias_radps=0.0, gravity_noise=0.0, joint_pos_noise_rad=0.0, joint_vel_noise_radps=0.0
+    gyro_noise_radps=0.0,
+    gyro_bias_radps=0.0,
+    gravity_noise=0.0,
+    joint_pos_noise_rad=0.0,
+    joint_vel_noise_radps=0.0,
+    encoder_rate_noise_radps=0.0,
 )
 NOISE = SensorNoise(
-    gyro_noise_radps=0.05, gyro_bias_radps=0.02, gravity_noise=0.05, joint_pos_noise_rad=0.01, joint_vel_noise_radps=1.5
+    gyro_noise_radps=0.05,
+    gyro_bias_radps=0.02,
+    gravity_noise=0.05,
+    joint_pos_noise_rad=0.01,
+    joint_vel_noise_radps=1.5,
+    encoder_rate_noise_radps=0.05,
 )
 
 
@@ -91,7 +101,10 @@ def test_the_attitude_tilts_the_gravity_direction_by_up_to_its_half_width(quat):
 def test_the_encoders_carry_uniform_noise_per_motor():
     exact = _reading()
     reads = _draws(SensorNoiseModel(NOISE, seed=2), exact)
-    for field, half in (("motor_pos_rad", NOISE.joint_pos_noise_rad), ("motor_vel_rads", NOISE.joint_vel_noise_radps)):
+    for field, half in (
+        ("motor_pos_rad", NOISE.joint_pos_noise_rad),
+        ("motor_vel_rads", NOISE.encoder_rate_noise_radps),
+    ):
         errors = np.array([getattr(r, field) - getattr(exact, field) for r in reads])
         assert np.all(np.abs(errors) <= half + 1e-12) and np.all(errors.max(axis=0) > 0.95 * half)
     np.testing.assert_array_equal(reads[0].motor_torque_nm, exact.motor_torque_nm)

@@ -149,8 +149,9 @@ class SensorNoiseModel:
     * attitude: the orientation tilted about the base's x and y axes by white noise of ``gravity_noise`` rad, which
       moves the gravity direction the controller derives from it by up to that much per component (training adds
       the noise to the gravity direction itself; the robot side computes it from the orientation);
-    * motor encoders: white noise on every motor's angle (``joint_pos_noise_rad``) and rate
-      (``joint_vel_noise_radps``); the robot side turns them into joint readings through its linkages.
+    * motor encoders: white noise on every motor's angle (``joint_pos_noise_rad``) and speed
+      (``encoder_rate_noise_radps``, the driver's reading, not training's wider joint-rate margin); the robot side
+      turns them into joint readings through its linkages.
 
     The accelerometer, the applied torques and the odometry pass through unchanged (the odometry only scores the
     run). Only what the controller reads is corrupted: the drives' own PD runs on their exact encoders.
@@ -181,7 +182,7 @@ class SensorNoiseModel:
             gyro_b=sensors.gyro_b + self.gyro_bias_radps + self._uniform(noise.gyro_noise_radps, 3),
             quat_wxyz=quat,
             motor_pos_rad=sensors.motor_pos_rad + self._uniform(noise.joint_pos_noise_rad, motors),
-            motor_vel_rads=sensors.motor_vel_rads + self._uniform(noise.joint_vel_noise_radps, motors),
+            motor_vel_rads=sensors.motor_vel_rads + self._uniform(noise.encoder_rate_noise_radps, motors),
         )
 
     def describe(self) -> dict[str, Any]:
