@@ -166,3 +166,14 @@ def test_a_run_reads_the_robots_sensor_model_by_default(limit_bundle):  # noqa: 
     assert report["sensor_noise"]["seed"] == 5
     with pytest.raises(ValueError, match="sensor_noise"):
         run_sim2sim(limit_bundle, (0.0, 0.0), 0.2, sensor_noise="loud")
+
+
+def test_the_model_applies_every_term_but_trainings_joint_rate_margin():
+    # Each term named in TERMS changes a reading when it alone is set; the joint-rate margin changes none.
+    exact = _reading()
+    for field in dataclasses.fields(SensorNoise):
+        read = SensorNoiseModel(SensorNoise(**{**QUIET, field.name: 0.1}), seed=1)(exact)
+        changed = any(
+            not np.array_equal(getattr(read, f.name), getattr(exact, f.name)) for f in dataclasses.fields(Sensors)
+        )
+        assert changed == (field.name in SensorNoiseModel.TERMS), field.name

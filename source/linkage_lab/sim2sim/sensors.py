@@ -161,6 +161,9 @@ class SensorNoiseModel:
         seed: Seed of the draws (an int or a sequence of ints, e.g. ``(sweep seed, case, run)``).
     """
 
+    #: The terms of :class:`SensorNoise` a closed-chain run applies (``joint_vel_noise_radps`` is training's margin).
+    TERMS = ("gyro_noise_radps", "gyro_bias_radps", "gravity_noise", "joint_pos_noise_rad", "encoder_rate_noise_radps")
+
     def __init__(self, noise: SensorNoise, seed: int | Sequence[int] = 0):
         self.noise = noise
         self.seed = [int(v) for v in seed] if isinstance(seed, Sequence) else int(seed)

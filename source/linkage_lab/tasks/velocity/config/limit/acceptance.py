@@ -24,11 +24,11 @@ _SLIP = (
     "walked backward at -0.14 to -0.19 m/s on the closed chain (policies/experiments/limit_sensor_noise)"
 )
 _TURN = (
-    "turning on the spot is learnt both ways, its mean within 0.06 rad/s of the command (+0.315 / -0.282 in Isaac Lab, "
-    "+0.215 / -0.255 on the closed chain), but the yaw rate swings with each step of the trot: yaw RMS 0.122 / 0.149 "
-    "in Isaac Lab (0.131 / 0.164 under Isaac Lab's gyro noise, 30x a MEMS gyro's, and one floor friction), 0.150 "
-    "turning right on the closed chain (left 0.118, within 0.12). Under the old gyro noise the swing about the mean "
-    "alone "
+    "turning on the spot is learnt both ways, its mean within 0.08 rad/s of the command (+0.315 / -0.282 in Isaac Lab, "
+    "+0.228 / -0.224 on the closed chain, read through its sensors' noise), but the yaw rate swings with each step of "
+    "the trot: yaw RMS 0.122 / 0.149 in Isaac Lab (0.131 / 0.164 under Isaac Lab's gyro noise, 30x a MEMS gyro's, and "
+    "one floor friction), 0.155 turning right on the closed chain (left 0.109, within 0.12; 0.150 / 0.118 with exact "
+    "sensors). Under the old gyro noise the swing about the mean alone "
     "is 0.116 / 0.154 rad/s, most of it faster than the stepping (6-12 Hz: 0.075 / 0.094, above 12 Hz: 0.065 / 0.091; "
     "linkage_lab_experiments.turn.yaw_spectrum). A sharper yaw kernel (weight 3.0 instead of 1.5) swung as much "
     "(0.132 / 0.169) and lost the closed chain's backward walk (policies/experiments/limit_knee_stop); a stronger "
