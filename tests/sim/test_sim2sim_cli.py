@@ -72,12 +72,13 @@ def test_sim2sim_cli_runs_the_shipped_limit_bundle(tmp_path, capsys):
     # by the task's targets; its standing case meets them (the policy stands still), and the table is printed.
     sweep_dir = tmp_path / "sweep"
     sweep_args = ["sim2sim", "--bundle", str(tmp_path / "bundle"), "--sweep", "--duration", "1", "--episodes", "2"]
-    # The shipped Limit does not turn on the spot (a known miss of its acceptance): the verdict is "missed", exit 3.
+    # The shipped Limit's yaw rate swings turning right on the spot (a known miss of its acceptance, worse in 1 s runs
+    # that are mostly the start): the verdict is "missed", exit 3.
     assert main([*sweep_args, "--out", str(sweep_dir)]) == 3
     printed = capsys.readouterr().out
     assert "verdict: missed" in printed
     sweep = json.loads((sweep_dir / "sweep.json").read_text())
-    assert {"vx+0.00_wz+0.30: yaw_rate_rms_radps", "vx+0.00_wz-0.30: yaw_rate_rms_radps"} <= {
+    assert "vx+0.00_wz-0.30: yaw_rate_rms_radps" in {
         line.split(" ", 2)[0] + " " + line.split(" ", 2)[1] for line in sweep["summary"]["failed_checks"]
     }
     assert sweep["task"] == LIMIT and sweep["episodes_per_case"] == 2 and len(sweep["cases"]) == 6
