@@ -48,12 +48,14 @@ def test_the_runs_report_the_estimates_error_and_draw_a_picture(tmp_path, limit_
     bundle = tmp_path / "bundle"
     shutil.copytree(limit_bundle, bundle)
     write_estimator(bundle, limit_base_velocity_estimator(limit_config()), JOINT_NAMES)
-    document = measure(bundle, [0.0], 0.2)
+    document = measure(bundle, [0.0], 0.2, stance_force_n=15.0)
     assert [(r["foot"], r["sensors"]) for r in document["rows"]] == [
         ("sole corners", "exact"),
         ("sole corners", "robot noise"),
         ("sole centre", "exact"),
         ("sole centre", "robot noise"),
+        ("corners, stance 15 N", "exact"),
+        ("corners, stance 15 N", "robot noise"),
     ]
     assert all(np.isfinite(r["estimate_bias_x_mps"]) and r["falls"] == 0 for r in document["rows"])
     plot(document, tmp_path / "e.png")

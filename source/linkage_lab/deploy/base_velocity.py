@@ -12,7 +12,9 @@ this on the world-frame velocity ``v``:
   ``z = −R (J_foot q̇ + ω × p_foot)`` with ``p_foot`` the foot point in the base frame from the joint
   angles and ``J_foot q̇`` its velocity relative to the base; measurement covariance ``σ_f² I``.
   A flat sole rolls over its toe or heel for much of its stance, so its centre moves while that edge
-  stays put: a foot with contact points (the sole's corners) is measured at the lowest of them;
+  stays put: a foot with contact points (the sole's corners) is measured at the lowest of them. A leg that
+  swings close to the floor is within the band too; given the joint torques, a foot also needs the ground
+  force its leg's torques imply, ``F = −(J_footᵀ)⁺ τ``, to push up by ``stance_force_n``;
   a foot whose innovation fails the χ² gate (swing, slip) is left out, unless every foot fails, when
   the best one is used so the estimate cannot drift away for good.
 
@@ -101,6 +103,18 @@ class LegChain:
             velocity += np.cross(axis, point - origin) * rate
         return point, velocity
 
+    def ground_force(self, joint_pos: np.ndarray, joint_torque: np.ndarray, down_b: np.ndarray) -> np.ndarray:
+        """The force on the foot's planted point (base frame, N) that the leg's joint torques hold, for a massless leg
+        at rest: ``Jᵀ F = −τ`` solved in least squares (``J`` the point's Jacobian over the chain's joints)."""
+        indices = [joint.index for joint in self.joints if joint.index >= 0]
+        jacobian = np.zeros((3, len(indices)))
+        for column, index in enumerate(indices):
+            unit = np.zeros(len(joint_torque))
+            unit[index] = 1.0
+            jacobian[:, column] = self.foot_point(joint_pos, unit, down_b)[1]
+        torque = np.asarray(joint_torque, dtype=float)[indices]
+        return np.linalg.lstsq(jacobian.T, -torque, rcond=None)[0]
+
 
 @dataclass(frozen=True)
 class EstimatorCfg:
@@ -115,6 +129,8 @@ class EstimatorCfg:
             planted; the χ² gate then removes the ones that move.
         gate_chi2: The innovation gate ``yᵀ S⁻¹ y`` above which a foot's measurement is left out (3 degrees
             of freedom: 11.34 passes 99 % of the measurements of a truly planted foot).
+        stance_force_n: With the joint torques given, a foot in the band also needs its leg's torques to imply an
+            upward ground force of at least this much (N); 0: the height band alone.
         use_accelerometer: ``False``: leg odometry alone (the prediction keeps ``v``; for comparisons).
     """
 
@@ -122,6 +138,7 @@ class EstimatorCfg:
     foot_noise_mps: float = 0.08
     contact_band_m: float = 0.015
     gate_chi2: float = 11.34
+    stance_force_n: float = 0.0
     use_accelerometer: bool = True
 
 
@@ -167,6 +184,7 @@ class BaseVelocityEstimator:
         gyro_b: np.ndarray,
         accelerometer_b: np.ndarray,
         rotation_wb: np.ndarray,
+        joint_torque: np.ndarray | None = None,
     ) -> np.ndarray:
         """One predict + update; returns the base velocity in the base frame (m/s).
 
@@ -177,11 +195,14 @@ class BaseVelocityEstimator:
             gyro_b: IMU angular velocity in the base frame (rad/s).
             accelerometer_b: IMU specific force in the base frame (m/s², +9.81 up at rest).
             rotation_wb: IMU orientation as a rotation matrix, base → world.
+            joint_torque: Joint torques (N·m), same indexing, for the stance test (``cfg.stance_force_n``);
+                ``None``: the height band alone.
 
         Raises:
             ValueError: A non-finite input (the state is kept as it was).
         """
         inputs = (joint_pos, joint_vel, gyro_b, accelerometer_b, rotation_wb)
+        inputs += () if joint_torque is None else (joint_torque,)
         if not np.isfinite(dt_s) or dt_s < 0 or not all(np.all(np.isfinite(x)) for x in inputs):
             raise ValueError("base-velocity estimator: non-finite input, update skipped")
         cfg, state = self.cfg, self.state
@@ -190,7 +211,9 @@ class BaseVelocityEstimator:
         if cfg.use_accelerometer:
             velocity += (rotation @ np.asarray(accelerometer_b, dtype=float) + GRAVITY_W) * dt_s
         covariance += np.eye(3) * cfg.accel_noise_mps2**2 * dt_s
-        measurements = self._foot_measurements(joint_pos, joint_vel, np.asarray(gyro_b, dtype=float), rotation)
+        measurements = self._foot_measurements(
+            joint_pos, joint_vel, np.asarray(gyro_b, dtype=float), rotation, joint_torque
+        )
         noise = np.eye(3) * cfg.foot_noise_mps**2
         scored = []
         for z in measurements:
@@ -208,13 +231,24 @@ class BaseVelocityEstimator:
         return rotation.T @ velocity
 
     def _foot_measurements(
-        self, joint_pos: np.ndarray, joint_vel: np.ndarray, gyro_b: np.ndarray, rotation: np.ndarray
+        self,
+        joint_pos: np.ndarray,
+        joint_vel: np.ndarray,
+        gyro_b: np.ndarray,
+        rotation: np.ndarray,
+        joint_torque: np.ndarray | None = None,
     ) -> list[np.ndarray]:
-        """World-frame base velocities implied by each foot low enough to be planted."""
+        """World-frame base velocities implied by each foot low enough (and, given torques, loaded enough) to be
+        planted."""
         down_b = rotation.T @ np.array([0.0, 0.0, -1.0])
         feet = [chain.foot_point(joint_pos, joint_vel, down_b) for chain in self.chains]
         heights = np.array([(rotation @ point)[2] for point, _ in feet])
         low = heights <= heights.min() + self.cfg.contact_band_m
+        if joint_torque is not None and self.cfg.stance_force_n > 0:
+            for k, chain in enumerate(self.chains):
+                if low[k]:
+                    upward = (rotation @ chain.ground_force(joint_pos, joint_torque, down_b))[2]  # world z, N
+                    low[k] = upward >= self.cfg.stance_force_n
         return [-rotation @ (rel + np.cross(gyro_b, point)) for (point, rel), planted in zip(feet, low) if planted]
 
 

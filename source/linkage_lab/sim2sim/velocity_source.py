@@ -70,12 +70,21 @@ class VelocitySource:
         self._feet: list[int] = []
         self._skipped = 0
 
-    def __call__(self, sensors: Sensors, joint_pos: np.ndarray, joint_vel: np.ndarray) -> np.ndarray:
-        """This tick's base velocity in the base frame (m/s); the estimate is updated either way."""
+    def __call__(
+        self, sensors: Sensors, joint_pos: np.ndarray, joint_vel: np.ndarray, joint_torque: np.ndarray | None = None
+    ) -> np.ndarray:
+        """This tick's base velocity in the base frame (m/s); the estimate is updated either way. ``joint_torque``
+        (from the drivers' torque readings) lets the estimator tell a loaded foot from a swinging one."""
         rotation = quat_to_matrix(sensors.quat_wxyz)
         try:
             estimate = self.estimator.update(
-                self.control_period_s, joint_pos, joint_vel, sensors.gyro_b, sensors.accelerometer_b, rotation
+                self.control_period_s,
+                joint_pos,
+                joint_vel,
+                sensors.gyro_b,
+                sensors.accelerometer_b,
+                rotation,
+                joint_torque,
             )
         except ValueError:
             # A non-finite reading: the robot keeps its last estimate (the runtime's guards judge the reading).

@@ -3,12 +3,14 @@
 The robot side feeds the policy the estimator's output (IMU + leg kinematics + contact), never the truth. This runs
 a bundle at fixed walking commands on its robot's closed chain (one run from rest each, ``sim2sim``'s loop) four
 ways: each foot measured at its sole point or at its lowest sole corner (the estimator file's ``contact_points_m``
-dropped or kept), with the model's exact sensors or the robot config's sensor noise; and with ``--components``, at
-one command, with each term of the sensor model alone. Per run it records the estimate's bias and noise against the
-truth (base frame, x) and the speed walked.
+dropped or kept), with the model's exact sensors or the robot config's sensor noise; with ``--stance-force N``, also
+the corner estimator counting a foot as planted only while its leg's joint torques hold N newtons up; and with
+``--components``, at one command, with each term of the sensor model alone. Per run it records the estimate's bias
+and noise against the truth (base frame, x) and the speed walked.
 
 Run ``python -m linkage_lab_experiments.validation.estimator_sensors --bundle DIR [--command -0.3 ...]
-[--components] [--out DIR]``; writes ``estimator_sensors.json`` and ``estimator_sensors.png`` and prints the table.
+[--stance-force N] [--components] [--out DIR]``; writes ``estimator_sensors.json`` and ``estimator_sensors.png``
+and prints the table.
 """
 
 from __future__ import annotations
@@ -24,22 +26,34 @@ from typing import Any
 
 from linkage_lab.arguments import finite_float
 
-#: The foot models compared: the estimator as the bundle ships it, and with its sole corners removed.
-FOOT_MODELS = ("sole corners", "sole centre")
 SENSORS = ("exact", "robot noise")
+
+
+def _edited(bundle: Path, folder: Path, name: str, edit: Any) -> Path:
+    """A copy of ``bundle`` named ``name`` whose estimator document ``edit`` changed in place."""
+    from linkage_lab.deploy.base_velocity import ESTIMATOR_FILE
+
+    copy = folder / name
+    shutil.copytree(bundle, copy)
+    document = json.loads((copy / ESTIMATOR_FILE).read_text())
+    edit(document)
+    (copy / ESTIMATOR_FILE).write_text(json.dumps(document))
+    return copy
 
 
 def _centre_only(bundle: Path, folder: Path) -> Path:
     """A copy of ``bundle`` whose estimator measures every foot at its sole point."""
-    from linkage_lab.deploy.base_velocity import ESTIMATOR_FILE
 
-    copy = folder / "centre_bundle"
-    shutil.copytree(bundle, copy)
-    document = json.loads((copy / ESTIMATOR_FILE).read_text())
-    for chain in document["chains"]:
-        chain["contact_points_m"] = []
-    (copy / ESTIMATOR_FILE).write_text(json.dumps(document))
-    return copy
+    def edit(document: dict[str, Any]) -> None:
+        for chain in document["chains"]:
+            chain["contact_points_m"] = []
+
+    return _edited(bundle, folder, "centre_bundle", edit)
+
+
+def _stance_force(bundle: Path, folder: Path, force_n: float) -> Path:
+    """A copy of ``bundle`` whose estimator also needs a leg to hold ``force_n`` up to count its foot as planted."""
+    return _edited(bundle, folder, "force_bundle", lambda document: document["cfg"].update(stance_force_n=force_n))
 
 
 def _row(report: dict[str, Any], **labels: Any) -> dict[str, Any]:
@@ -55,9 +69,14 @@ def _row(report: dict[str, Any], **labels: Any) -> dict[str, Any]:
 
 
 def measure(
-    bundle: str | Path, commands: Sequence[float], duration_s: float, components: bool = False
+    bundle: str | Path,
+    commands: Sequence[float],
+    duration_s: float,
+    components: bool = False,
+    stance_force_n: float | None = None,
 ) -> dict[str, Any]:
-    """Run the comparisons; returns the ``estimator_sensors.json`` document."""
+    """Run the comparisons (with ``stance_force_n``, also the corner estimator with that stance test on the joint
+    torques); returns the ``estimator_sensors.json`` document."""
     from linkage_lab.robots.registry import get_robot
     from linkage_lab.sim2sim.bundle import load_bundle
     from linkage_lab.sim2sim.runner import ROBOT_SENSORS, run_sim2sim
@@ -68,6 +87,8 @@ def measure(
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         bundles = {"sole corners": bundle, "sole centre": _centre_only(bundle, Path(tmp))}
+        if stance_force_n is not None:
+            bundles[f"corners, stance {stance_force_n:g} N"] = _stance_force(bundle, Path(tmp), stance_force_n)
         for command in commands:
             for foot, path in bundles.items():
                 for noise in SENSORS:
@@ -95,7 +116,7 @@ def measure(
 
 def _describe(row: dict[str, Any]) -> str:
     return (
-        f"{row['command_mps']:+.2f} m/s  {row['foot']:13s} {row['sensors']:28s} falls {row['falls']}  "
+        f"{row['command_mps']:+.2f} m/s  {row['foot']:20s} {row['sensors']:28s} falls {row['falls']}  "
         f"speed {row['speed_mps']:+.3f}  RMS {row['lin_vel_xy_rms_mps']:.3f}  "
         f"estimate bias {row['estimate_bias_x_mps']:+.3f}  noise {row['estimate_noise_x_mps']:.3f}"
     )
@@ -111,7 +132,8 @@ def plot(document: dict[str, Any], path: Path) -> None:
     from linkage_lab.io import save_figure_atomic
 
     commands = sorted({row["command_mps"] for row in document["rows"]})
-    variants = [(foot, sensors) for foot in FOOT_MODELS for sensors in SENSORS]
+    feet = list(dict.fromkeys(row["foot"] for row in document["rows"]))
+    variants = [(foot, sensors) for foot in feet for sensors in SENSORS]
     width = 0.8 / len(variants)
     figure, axis = plt.subplots(figsize=(7, 3.5))
     for k, (foot, sensors) in enumerate(variants):
@@ -123,7 +145,8 @@ def plot(document: dict[str, Any], path: Path) -> None:
             )
             for c in commands
         ]
-        axis.bar([i + (k - 1.5) * width for i in range(len(commands))], values, width, label=f"{foot}, {sensors}")
+        offset = (k - (len(variants) - 1) / 2) * width
+        axis.bar([i + offset for i in range(len(commands))], values, width, label=f"{foot}, {sensors}")
     axis.axhline(0.0, color="black", linewidth=0.8)
     axis.set_xticks(range(len(commands)), [f"{c:+.1f} m/s" for c in commands])
     axis.set_ylabel("estimate − truth, x (m/s)")
@@ -140,11 +163,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--command", type=finite_float, nargs="+", default=[-0.3, 0.3, 0.5], help="forward speeds")
     parser.add_argument("--duration", type=finite_float, default=10.0, help="simulated seconds per run (default 10)")
     parser.add_argument("--components", action="store_true", help="also each sensor-noise term alone")
+    parser.add_argument(
+        "--stance-force", type=finite_float, default=None, metavar="N", help="also the stance test at N newtons"
+    )
     parser.add_argument("--out", default="outputs/estimator_sensors", help="output folder")
     args = parser.parse_args(argv)
     from linkage_lab.io import write_json_atomic
 
-    document = measure(args.bundle, args.command, args.duration, args.components)
+    document = measure(args.bundle, args.command, args.duration, args.components, args.stance_force)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "estimator_sensors.json", document)

@@ -88,7 +88,7 @@ class LimitSim2SimIO:
         """The IMU (gyro, gravity from its orientation) and the base velocity estimated from it and the decoded
         joints, in the base frame."""
         state = self.deployment.wire.decode(samples)
-        velocity = self.velocity(sensors, state.joint_pos, state.joint_vel)
+        velocity = self.velocity(sensors, state.joint_pos, state.joint_vel, state.joint_torque)
         return ImuSample(base_lin_vel=velocity, ang_vel=sensors.gyro_b, projected_gravity=sensors.projected_gravity_b)
 
     def joint_estimate(self, sensors: Sensors) -> tuple[np.ndarray, np.ndarray]:
