@@ -280,6 +280,17 @@ def test_training_velocity_error_has_the_bias_and_noise_it_is_given():
         VelocityError(2, (0.1, -0.1, 0.1), (0.1, 0.1, 0.1), "cpu")
 
 
+def _point_jacobian(chain: LegChain, q: np.ndarray, down: np.ndarray, h: float = 1e-6) -> np.ndarray:
+    """The planted point's Jacobian over every joint of ``q`` by central differences of its position (the oracle)."""
+    still = np.zeros(len(q))
+    return np.column_stack(
+        [
+            (chain.foot_point(q + h * e, still, down)[0] - chain.foot_point(q - h * e, still, down)[0]) / (2 * h)
+            for e in np.eye(len(q))
+        ]
+    )
+
+
 def test_the_ground_force_is_what_the_leg_torques_hold():
     """Torques ``τ = −Jᵀ F`` from a known force through a finite-difference Jacobian: the force comes back (the
     planar leg holds no force along its joints' common axis, so F has none)."""
@@ -289,19 +300,12 @@ def test_the_ground_force_is_what_the_leg_torques_hold():
     for _ in range(5):
         q = _rolling_pose(0.0, 0.3, 2.0) + rng.uniform(-0.1, 0.1, 3)
         force = np.array([rng.uniform(-20, 20), 0.0, rng.uniform(10, 60)])
-        h = 1e-6
-        jacobian = np.column_stack(
-            [
-                (chain.foot_point(q + h * e, np.zeros(3), down)[0] - chain.foot_point(q - h * e, np.zeros(3), down)[0])
-                / (2 * h)
-                for e in np.eye(3)
-            ]
-        )
+        jacobian = _point_jacobian(chain, q, down)
         np.testing.assert_allclose(chain.ground_force(q, -jacobian.T @ force, down), force, atol=1e-5)
 
 
 def test_a_low_foot_without_load_is_not_planted_when_torques_are_given():
-    """Two feet at the same height, one loaded (its leg holds 40 N up), one swinging at 1 m/s with no torque: with
+    """Two feet at the same height, one loaded (its leg holds 40 N up), one swinging at about 1 m/s with no torque: with
     the stance force set, only the loaded foot is measured; without torques both are candidates."""
     loaded = _rolling_leg(corners=False)
     swinging = LegChain(
@@ -311,13 +315,7 @@ def test_a_low_foot_without_load_is_not_planted_when_torques_are_given():
     qd = np.zeros(6)
     qd[3] = 5.0  # the swinging hip
     down = np.array([0.0, 0.0, -1.0])
-    h = 1e-6
-    jacobian = np.column_stack(
-        [
-            (loaded.foot_point(q + h * e, qd * 0, down)[0] - loaded.foot_point(q - h * e, qd * 0, down)[0]) / (2 * h)
-            for e in np.eye(6)
-        ]
-    )[:, :3]
+    jacobian = _point_jacobian(loaded, q, down)[:, :3]
     torque = np.zeros(6)
     torque[:3] = -jacobian.T @ np.array([0.0, 0.0, 40.0])
     cfg = EstimatorCfg(stance_force_n=15.0)

@@ -331,10 +331,10 @@ def leg_chains(
     Args:
         model: The robot's description (its root link is the base).
         feet: Foot name → (its link, the sole point in that link's frame (m)).
-        contact_points: Foot name → the points its sole can pivot about, in the same frame (m); a foot not named
-            is measured at its sole point.
         joint_names: The joint vector's order (what the estimator's ``joint_pos`` indexes); a revolute
             joint on a leg that is not in it is an error.
+        contact_points: Foot name → the points its sole can pivot about, in the same frame (m); a foot not named
+            is measured at its sole point.
 
     Raises:
         ValueError: A foot link the tree does not reach from the base, or a leg joint missing from
