@@ -266,8 +266,11 @@ def test_motor_torque_follows_the_torque_speed_line(limit):
     limit.reset(data, limit.default_joint_pos)
     motor = limit.motors[0]
     dof = model.jnt_dofadr[model.joint(motor.joint).id]
-    peak, speed = motor.peak_torque_nm, motor.no_load_speed_rads
-    for omega, driving, braking in ((0.0, peak, peak), (0.5 * speed, 0.5 * peak, peak), (1.2 * speed, 0.0, peak)):
+    peak, speed, stall = motor.peak_torque_nm, motor.no_load_speed_rads, motor.stall_torque_nm
+    assert (peak, stall) == (10.0, 11.0)  # the hip: its driver's 10 N·m under the GIM6010-8's 11 N·m stall torque
+    # Driving: min(T, T_s (1 − ω/ω₀)); the cap holds up to ω₀ (1 − T/T_s) = ω₀/11. Braking: T.
+    cases = ((0.0, peak, peak), (speed / 11.0, peak, peak), (0.5 * speed, 5.5, peak), (1.2 * speed, 0.0, peak))
+    for omega, driving, braking in cases:
         data.qvel[dof] = omega
         command = np.zeros(len(limit.motors))
         command[0] = 2.0 * peak

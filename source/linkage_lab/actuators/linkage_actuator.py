@@ -208,6 +208,10 @@ class LinkageActuatorCfg(ActuatorBaseCfg):
     motor_no_load_speed_rads: list[float] | None = None
     """No-load speed per motor (rad/s) for a linear torque–speed limit; ``None``: no speed dependence."""
 
+    motor_stall_torque_nm: list[float] | None = None
+    """Stall torque per motor (N·m) where the torque–speed line starts, capped by the peak torque; ``None``: the
+    line starts at the peak torque."""
+
     saturation_mode: str = LinkageDriveCfg.saturation_mode
     """``"clip"`` each motor on its own (as hardware), or ``"scale"`` (keeps the torque's direction)."""
 
@@ -256,6 +260,7 @@ DRIVE_FIELDS = (
     "motor_peak_torque_nm",
     "saturation_mode",
     "motor_no_load_speed_rads",
+    "motor_stall_torque_nm",
     "command_delay_steps",
     "accel_filter_time_constant_s",
     "acceleration_estimate",

@@ -48,6 +48,11 @@ class LinkageDriveCfg:
     available torque falls linearly from ``T`` at rest to 0 at ``ω₀`` when the motor drives, and stays
     ``T`` when it brakes. ``None``: speed-independent limit."""
 
+    motor_stall_torque_nm: tuple[float, ...] | None = None
+    """Stall torque per motor (N·m), where the torque–speed line starts (``T_s`` in ``T_s(1 − ω/ω₀)``, then
+    clamped to the peak torque ``T``): a motor whose driver caps it below its stall torque keeps that cap up to
+    ``ω₀(1 − T/T_s)``. ``None``: the line starts at the peak torque."""
+
     command_delay_steps: int = 0
     """Physics steps between a command and its use (the paper's ``T_d`` = one step)."""
 

@@ -28,8 +28,8 @@ class Motor:
     """One motor joint: its torque–speed line and its rotor, as the closed-chain model carries them.
 
     The torque–speed line is a DC motor's (the project's drive model, Isaac Lab's ``DCMotor``):
-    driving, ``τ ≤ T (1 − ω/ω₀)``; braking (torque against the motion) the full ``T``, each bound
-    clipped to ``[0, T]``; so ``|τ| ≤ T (1 − |ω|/ω₀)`` whenever the motor drives its load.
+    driving, ``τ ≤ T_s (1 − ω/ω₀)``; braking (torque against the motion) the full ``T``, each bound
+    clipped to ``[0, T]``; so ``|τ| ≤ min(T, T_s (1 − |ω|/ω₀))`` whenever the motor drives its load.
 
     Attributes:
         joint: The motor's MuJoCo joint (and actuator) name.
@@ -37,6 +37,7 @@ class Motor:
         no_load_speed_rads: No-load speed ``ω₀`` (rad/s).
         armature_kgm2: Reflected rotor inertia ``J̄`` on the motor joint (kg·m²).
         damping_nms_per_rad: Viscous damping ``B̄`` on the motor joint (N·m·s/rad), integrated implicitly.
+        stall_torque_nm: Stall torque ``T_s`` where the line starts (N·m); ``None``: ``T``.
     """
 
     joint: str
@@ -44,6 +45,7 @@ class Motor:
     no_load_speed_rads: float
     armature_kgm2: float
     damping_nms_per_rad: float = 0.0
+    stall_torque_nm: float | None = None
 
 
 @dataclass(frozen=True)
@@ -228,10 +230,11 @@ class ClosedChainModel:
 
     def torque_limits(self, motor_vel: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(lower, upper)`` motor torque bounds (N·m) at motor speeds ``motor_vel`` (rad/s), the DC line of
-        :class:`Motor`: ``upper = clip(T (1 − ω/ω₀), 0, T)``, ``lower = −clip(T (1 + ω/ω₀), 0, T)``."""
+        :class:`Motor`: ``upper = clip(T_s (1 − ω/ω₀), 0, T)``, ``lower = −clip(T_s (1 + ω/ω₀), 0, T)``."""
         peak = np.array([m.peak_torque_nm for m in self.motors])
         speed = np.array([m.no_load_speed_rads for m in self.motors])
-        positive, negative = dc_torque_bounds(peak, np.asarray(motor_vel, dtype=float), speed)
+        stall = np.array([m.peak_torque_nm if m.stall_torque_nm is None else m.stall_torque_nm for m in self.motors])
+        positive, negative = dc_torque_bounds(peak, np.asarray(motor_vel, dtype=float), speed, stall)
         return -negative, positive
 
     def motor_state(self, data: Any) -> tuple[np.ndarray, np.ndarray]:

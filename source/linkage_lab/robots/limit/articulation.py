@@ -44,8 +44,8 @@ def leg_actuator_cfg(cfg: LimitConfig, model: str, physics_dt_s: float = 0.005) 
     """The hip + knee motors of the four legs: motor-space PD on ``q^p = J q^s``, per-motor limits,
     ``τ^s = Jᵀ τ^p`` and the S3N terms of ``model`` (``kin_only``, ``s3n_act`` or ``s3n_full``).
 
-    Each motor's peak torque falls on the config's torque–speed line with its own speed ``θ̇ = J q̇``
-    (``motor.no_load_speed_rads``): the knee motor turns at ``q̇_hip + q̇_knee``, so a per-joint limit
+    Each motor's torque is capped by its joint's ``effort_nm`` and by the config's torque–speed line
+    (``motor.stall_torque_nm`` to ``motor.no_load_speed_rads``) at its own speed ``θ̇ = J q̇``: the knee motor turns at ``q̇_hip + q̇_knee``, so a per-joint limit
     (Isaac Lab's ``velocity_limit``, which an explicit actuator never applies anyway) would be wrong.
 
     The motor inertia, damping and (for ``s3n_full``) ``M_p`` are placeholders until the Limit is
@@ -63,6 +63,7 @@ def leg_actuator_cfg(cfg: LimitConfig, model: str, physics_dt_s: float = 0.005) 
         control_space="motor",
         motor_peak_torque_nm=[limits["hip"].effort_nm, limits["knee"].effort_nm],
         motor_no_load_speed_rads=[no_load_speed, no_load_speed],
+        motor_stall_torque_nm=[cfg.motor.stall_torque_nm] * 2,
         stiffness=control.stiffness_nm_per_rad,
         damping=control.damping_nms_per_rad,
         actuator_velocity_limit={
@@ -100,10 +101,11 @@ def limit_articulation_cfg(
     actuators = {
         "legs": leg_actuator_cfg(cfg, leg_model, physics_dt_s),
         # The ankle has its own motor (serial): a DC motor with the provisional reflected inertia, on
-        # the same motor's torque-speed line (Isaac Lab's DC motor takes its velocity limit as w0).
+        # the same motor's torque-speed line (Isaac Lab's DC motor: the line from saturation_effort at rest to
+        # its velocity limit as w0, capped at the effort limit).
         "ankles": DCMotorCfg(
             joint_names_expr=[".*_ankle"],
-            saturation_effort=ankle.effort_nm,
+            saturation_effort=cfg.motor.stall_torque_nm,
             actuator_effort_limit=ankle.effort_nm,
             actuator_velocity_limit=cfg.motor.no_load_speed_rads,
             stiffness=control.ankle_stiffness_nm_per_rad,

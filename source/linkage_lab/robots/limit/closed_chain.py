@@ -53,7 +53,7 @@ def limit_closed_chain(
     joints = {joint.name: joint for joint in serial.joints}
     (hip_rotor, knee_rotor), (hip_damping, knee_damping) = cfg.s3n.reflected_inertia_kgm2, cfg.s3n.damping_nms_per_rad
     ankle_rotor = cfg.s3n.ankle_armature_kgm2
-    speed = cfg.motor.no_load_speed_rads
+    speed, stall = cfg.motor.no_load_speed_rads, cfg.motor.stall_torque_nm
     peak = {joint: cfg.joint_limits[joint].effort_nm for joint in JOINT_TYPES}
 
     motors, linkages, rods = [], [], []
@@ -80,9 +80,9 @@ def limit_closed_chain(
         doc.set_joint(ankle.name, armature=ankle_rotor)
 
         motors += [
-            Motor(hip.name, peak["hip"], speed, hip_rotor, hip_damping),
-            Motor(knee_motor, peak["knee"], speed, knee_rotor, knee_damping),
-            Motor(ankle.name, peak["ankle"], speed, ankle_rotor),
+            Motor(hip.name, peak["hip"], speed, hip_rotor, hip_damping, stall),
+            Motor(knee_motor, peak["knee"], speed, knee_rotor, knee_damping, stall),
+            Motor(ankle.name, peak["ankle"], speed, ankle_rotor, stall_torque_nm=stall),
         ]
         linkages.append(Linkage((hip.name, knee.name), (hip.name, knee_motor), LEG_TRANSMISSION))
         rods.append(Rod(pin, rod_end, lever))

@@ -60,6 +60,8 @@ class Motor:
     model: str
     gear_ratio: float = positive()
     rated_torque_nm: float = positive()
+    #: Where the torque–speed line starts (the driver's per-joint ``effort_nm`` caps it below).
+    stall_torque_nm: float = positive()
     no_load_speed_rads: float = positive()
 
 
