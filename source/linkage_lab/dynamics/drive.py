@@ -62,7 +62,8 @@ class LinkageDrive:
         n = transmission.num_joints
         s3n = cfg.s3n
         per_joint = [cfg.joint_kp, cfg.joint_kd, cfg.motor_peak_torque_nm, s3n.reflected_inertia_kgm2]
-        per_joint += [x for x in (cfg.motor_kp, cfg.motor_kd, cfg.motor_no_load_speed_rads, cfg.motor_stall_torque_nm) if x is not None]
+        optional = (cfg.motor_kp, cfg.motor_kd, cfg.motor_no_load_speed_rads, cfg.motor_stall_torque_nm)
+        per_joint += [x for x in optional if x is not None]
         if any(len(values) != n for values in per_joint):
             raise ValueError(f"every per-joint/per-motor tuple of the drive config needs {n} entries")
         if s3n.model == "s3n_full" and n != 2:
@@ -335,9 +336,7 @@ class LinkageDrive:
         if cfg.motor_no_load_speed_rads is None:
             return saturate_motor_torque(motor_torque, peak, cfg.saturation_mode)
         stall = None if cfg.motor_stall_torque_nm is None else self._vec(cfg.motor_stall_torque_nm, motor_torque)
-        upper, lower = dc_torque_bounds(
-            peak, motor_vel, self._vec(cfg.motor_no_load_speed_rads, motor_torque), stall
-        )
+        upper, lower = dc_torque_bounds(peak, motor_vel, self._vec(cfg.motor_no_load_speed_rads, motor_torque), stall)
         # Each motor's bound on the side its torque points to; a zero bound stays (just) positive
         # so that "scale" mode never divides 0 by 0.
         limit = torch.where(motor_torque >= 0.0, upper, lower).clamp(min=1e-12)

@@ -3,8 +3,8 @@
 ``τ ≤ T_s (1 − ω/ω₀)`` and ``τ ≥ −T_s (1 + ω/ω₀)``, each side clamped to ``[0, T]`` in magnitude (Isaac Lab's
 ``DCMotor``: ``T_s`` its ``saturation_effort``, ``T`` its effort limit): the back-EMF line runs from the stall torque
 ``T_s`` at rest to 0 at the no-load speed ``ω₀``, and the driver's torque limit ``T`` caps it; braking keeps ``T``.
-Without a stall torque the line starts at ``T`` itself (``T_s = T``). Works on numpy arrays and torch tensors alike (imports neither): the
-torch-free robot side uses it too.
+Without a stall torque the line starts at ``T`` itself (``T_s = T``). Works on numpy arrays and torch tensors
+alike (imports neither): the torch-free robot side uses it too.
 """
 
 from __future__ import annotations

@@ -45,7 +45,8 @@ def leg_actuator_cfg(cfg: LimitConfig, model: str, physics_dt_s: float = 0.005) 
     ``τ^s = Jᵀ τ^p`` and the S3N terms of ``model`` (``kin_only``, ``s3n_act`` or ``s3n_full``).
 
     Each motor's torque is capped by its joint's ``effort_nm`` and by the config's torque–speed line
-    (``motor.stall_torque_nm`` to ``motor.no_load_speed_rads``) at its own speed ``θ̇ = J q̇``: the knee motor turns at ``q̇_hip + q̇_knee``, so a per-joint limit
+    (``motor.stall_torque_nm`` to ``motor.no_load_speed_rads``) at its own speed ``θ̇ = J q̇``: the knee
+    motor turns at ``q̇_hip + q̇_knee``, so a per-joint limit
     (Isaac Lab's ``velocity_limit``, which an explicit actuator never applies anyway) would be wrong.
 
     The motor inertia, damping and (for ``s3n_full``) ``M_p`` are placeholders until the Limit is
