@@ -85,6 +85,22 @@ def leg_actuator_cfg(cfg: LimitConfig, model: str, physics_dt_s: float = 0.005) 
     )
 
 
+def joint_target_clip(cfg: LimitConfig, margin_rad: float) -> dict[str, tuple[float, float]]:
+    """Isaac Lab's action ``clip`` of the joint targets (rad, by joint-name pattern): each joint type's range
+    shrunk by ``margin_rad`` at both ends.
+
+    Raises:
+        ValueError: A margin that is negative or leaves a range empty.
+    """
+    clip = {}
+    for joint, limit in cfg.joint_limits.items():
+        lower, upper = limit.range_rad[0] + margin_rad, limit.range_rad[1] - margin_rad
+        if margin_rad < 0 or not lower < upper:
+            raise ValueError(f"a target margin of {margin_rad} rad does not fit the {joint}'s range {limit.range_rad}")
+        clip[f".*_{joint}"] = (lower, upper)
+    return clip
+
+
 def limit_articulation_cfg(
     cfg: LimitConfig | None = None, leg_model: str = "s3n_act", physics_dt_s: float = 0.005
 ) -> ArticulationCfg:

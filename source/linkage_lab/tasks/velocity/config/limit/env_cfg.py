@@ -17,13 +17,16 @@ from isaaclab_tasks.core.velocity import mdp
 from isaaclab_tasks.core.velocity.velocity_env_cfg import RewardsCfg
 from isaaclab_tasks.utils import PresetCfg
 
-from linkage_lab.robots.limit.articulation import limit_articulation_cfg, standing_height_m
+from linkage_lab.robots.limit.articulation import joint_target_clip, limit_articulation_cfg, standing_height_m
 from linkage_lab.robots.limit.config import limit_config
 from linkage_lab.tasks.velocity.base_env_cfg import loop_latency_steps
 from linkage_lab.tasks.velocity.commands import split_command_cfg
 from linkage_lab.tasks.velocity.flat_env_cfg import LinkageVelocityFlatEnvCfg
 from linkage_lab.tasks.velocity.randomization import apply_sensor_noise, randomize_constants
 from linkage_lab.tasks.velocity.rewards import airborne, heading_tracking, yaw_acceleration_l2
+
+#: How far inside its joint's range a joint target stays (rad): the policy may hold a joint near a stop, not on it.
+TARGET_STOP_MARGIN_RAD = 0.02
 
 
 @configclass
@@ -146,6 +149,12 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
         self.actions.joint_pos.target_delay_range_steps = loop_latency_steps(self.sim.dt, (0.0, 0.020))
         self.actions.joint_pos.joint_names = [".*"]
         self.actions.joint_pos.preserve_order = True
+        # Each joint target stays TARGET_STOP_MARGIN_RAD inside its joint's range, as on the robot, whose deploy
+        # runtime clamps every target into its motor's range. Unclamped, the policy asked the ankle for up to 1.2 rad
+        # against its 0.60 rad stop: the motor then drives the light foot into the stop at its full torque, and on the
+        # GIM6010-8's datasheet torque-speed line (which keeps 5 N·m up to 14.7 rad/s) the 5 ms step bounced an ankle
+        # off its stop at 48-190 rad/s, a few envs in every training iteration until their state went non-finite.
+        self.actions.joint_pos.clip = joint_target_clip(robot_cfg, TARGET_STOP_MARGIN_RAD)
 
         # Observations: the base velocity as the robot's estimator gives it, with the error measured on the closed
         # chain under the former shipped policy at 0.3 / 0.5 m/s (bias x -0.012 / -0.045 m/s, noise x / y / z up to
