@@ -368,3 +368,26 @@ def test_the_target_filter_smooths_the_wire_targets_as_training_does(tmp_path):
     )
     with pytest.raises(ValueError, match="target_filter_alpha"):
         write_deploy_config(tmp_path / "bad", metadata(action_target_filter_alpha=0.0))
+
+
+def test_targets_are_clipped_to_the_trained_range(tmp_path):
+    """Isaac Lab's clip of ``q*`` (export metadata ``action_target_clip``) reaches ``deploy.json`` and the runtime:
+    a policy that asks past a joint's range gets the range's end, as in training."""
+    clip = [[-1.18, 1.18], [-1.55, -0.27], [-0.58, 0.58]] * 4
+    write_deploy_config(tmp_path, metadata(action_target_clip=clip))
+    # A constant policy: actions of +8 and -8 (targets 0.6 ± 2 rad, far past every stop) in turn.
+    bias = np.array([8.0, -8.0, 8.0] * 2 + [-8.0, 8.0, -8.0] * 2)
+    linear_policy(tmp_path / "policy.onnx", np.zeros((N_OBS, 12)), bias)
+    deployment = LimitDeployment(tmp_path)
+    assert deployment.config.target_clip_rad == tuple(tuple(pair) for pair in clip)
+    assert LimitDeployConfig.from_dict(deployment.config.to_dict()) == deployment.config
+    targets = deployment.joint_targets(bias)
+    expected = [clip[i][1] if bias[i] > 0 else clip[i][0] for i in range(12)]
+    np.testing.assert_allclose(targets, expected)
+    # Inside the range a target passes unchanged (hip 0.6, knee -1.2); this test's standing ankle, 0.6, is past 0.58.
+    np.testing.assert_allclose(deployment.joint_targets(np.zeros(12)), [0.6, -1.2, 0.58] * 4)
+    # Without the metadata key nothing is clipped (older bundles).
+    write_deploy_config(tmp_path, metadata())
+    assert LimitDeployConfig.load(tmp_path).target_clip_rad is None
+    with pytest.raises(ValueError, match="lowest <= highest"):
+        write_deploy_config(tmp_path, metadata(action_target_clip=[[0.1, -0.1]] * 12))

@@ -331,8 +331,14 @@ class LimitDeployment:
         return action
 
     def joint_targets(self, action: Sequence[float]) -> np.ndarray:
-        """Serial joint targets ``q* = action_offset + action_scale · a`` (rad)."""
-        return self._offset + self._scale * np.asarray(action, dtype=np.float64)
+        """Serial joint targets ``q* = action_offset + action_scale · a`` (rad), clipped to the config's target range
+        where it has one."""
+        target = self._offset + self._scale * np.asarray(action, dtype=np.float64)
+        clip = self.config.target_clip_rad
+        if clip is not None:
+            bounds = np.asarray(clip, dtype=np.float64)
+            target = np.clip(target, bounds[:, 0], bounds[:, 1])
+        return target
 
     def step(self, samples: Sequence[JointSample], imu: ImuSample, command: Sequence[float]) -> list[JointTarget]:
         """One control tick: the 12 wire targets ordered by id; stores the action for the next observation."""

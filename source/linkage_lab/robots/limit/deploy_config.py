@@ -117,6 +117,8 @@ class LimitDeployConfig:
         leg_gains: ``"coupled"`` or ``"diagonal"`` (see :data:`WIRE_DOC`).
         hip_knee_jacobian: ``J`` of each leg's (hip, knee) motors.
         action_clip: Symmetric clip of the policy's actions; ``None`` = no clip.
+        target_clip_rad: ``(lowest, highest)`` joint target per joint (rad), as in training (Isaac Lab's clip of
+            ``q*``); ``None`` = no clip.
         target_filter_alpha: ``α`` of the first-order smoothing of ``q*`` each tick
             (:class:`~linkage_lab.deploy.target_filter.TargetFilter`; 1 = none), as in training.
         policy_file: Policy file name next to ``deploy.json``.
@@ -138,6 +140,7 @@ class LimitDeployConfig:
     leg_gains: LegGains = "coupled"
     hip_knee_jacobian: tuple[tuple[float, float], tuple[float, float]] = HIP_KNEE_JACOBIAN
     action_clip: float | None = None
+    target_clip_rad: tuple[tuple[float, float], ...] | None = None
     target_filter_alpha: float = 1.0
     policy_file: str = "policy.onnx"
     export: dict[str, Any] = field(default_factory=dict)
@@ -155,6 +158,12 @@ class LimitDeployConfig:
             raise ValueError(f"leg_gains must be 'coupled' or 'diagonal', got {self.leg_gains!r}")
         if not 0.0 < self.target_filter_alpha <= 1.0:
             raise ValueError(f"target_filter_alpha must be in (0, 1], got {self.target_filter_alpha}")
+        if self.target_clip_rad is not None:
+            _check_per_joint("target_clip_rad (lowest)", tuple(pair[0] for pair in self.target_clip_rad))
+            _check_per_joint("target_clip_rad (highest)", tuple(pair[-1] for pair in self.target_clip_rad))
+            empty = [i for i, (low, high) in zip(JOINT_IDS, self.target_clip_rad, strict=True) if not low <= high]
+            if empty:
+                raise ValueError(f"target_clip_rad must have lowest <= highest; joint ids {empty} do not")
         if not self.control_period_s > 0:
             raise ValueError(f"control_period_s must be positive, got {self.control_period_s}")
         for term in self.observation:
@@ -181,6 +190,9 @@ class LimitDeployConfig:
             "encoder_sign": self.encoder_sign,
             "encoder_offset_rad": self.encoder_offset_rad,
         }
+        if self.target_clip_rad is not None:
+            columns["target_min_rad"] = tuple(low for low, _ in self.target_clip_rad)
+            columns["target_max_rad"] = tuple(high for _, high in self.target_clip_rad)
         joints = [
             {"id": entry.joint_id, "name": entry.name} | {key: values[i] for key, values in columns.items()}
             for i, entry in enumerate(JOINT_TABLE)
@@ -250,6 +262,9 @@ class LimitDeployConfig:
                 tuple(float(v) for v in row) for row in doc.get("hip_knee_jacobian", HIP_KNEE_JACOBIAN)
             ),
             action_clip=None if policy.get("action_clip") is None else float(policy["action_clip"]),
+            target_clip_rad=tuple(zip(column("target_min_rad"), column("target_max_rad"), strict=True))
+            if all("target_min_rad" in j and "target_max_rad" in j for j in joints)
+            else None,
             target_filter_alpha=float(policy.get("target_filter_alpha", 1.0)),
             policy_file=str(policy.get("file", "policy.onnx")),
             export=dict(doc.get("export", {})),
@@ -315,6 +330,7 @@ _KNOWN_KEYS = {
     "task", "control_period_s", "joint_names", "joint_ids", "default_joint_pos", "action_scale",
     "action_offset", "kp", "kd", "max_torque_nm", "observation_layout", "encoder_sign",
     "encoder_offset_rad", "wire_angles", "leg_gains", "action_clip", "policy_file", "action_target_filter_alpha",
+    "action_target_clip",
 }  # fmt: skip
 
 
@@ -332,8 +348,8 @@ def write_deploy_config(out_dir: Path, metadata: dict) -> Path:
             default: the robot config's effort limits), ``observation_layout`` (list of
             ``{"name", "size", "scale"[, "clip"]}`` in order); optional ``encoder_sign``,
             ``encoder_offset_rad`` (identity), ``wire_angles`` (``"motor"``), ``leg_gains``
-            (``"coupled"``), ``action_clip`` (``None``), ``action_target_filter_alpha`` (1: none), ``policy_file``
-            (``"policy.onnx"``).
+            (``"coupled"``), ``action_clip`` (``None``), ``action_target_clip`` (``[low, high]`` rad per joint, or
+            ``None``), ``action_target_filter_alpha`` (1: none), ``policy_file`` (``"policy.onnx"``).
             Other JSON-serialisable keys are kept under ``"export"``.
 
     Returns:
@@ -377,6 +393,9 @@ def write_deploy_config(out_dir: Path, metadata: dict) -> Path:
         wire_angles=metadata.get("wire_angles", "motor"),
         leg_gains=metadata.get("leg_gains", "coupled"),
         action_clip=None if metadata.get("action_clip") is None else float(metadata["action_clip"]),
+        target_clip_rad=None
+        if metadata.get("action_target_clip") is None
+        else tuple((float(low), float(high)) for low, high in metadata["action_target_clip"]),
         target_filter_alpha=float(metadata.get("action_target_filter_alpha", 1.0)),
         policy_file=str(metadata.get("policy_file", "policy.onnx")),
         export=extra,
