@@ -1,4 +1,5 @@
-"""The Limit's joint targets stay inside its joints' ranges, as the deploy runtime keeps them."""
+"""The Limit's joint targets stay inside its joints' ranges, as the deploy runtime keeps them (the export records
+Isaac Lab's clip as ``action_target_clip``; ``tests/unit/test_deploy_limit.py`` holds the runtime to it)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ pytestmark = pytest.mark.unit
 
 def test_clip_is_each_range_shrunk_by_the_margin():
     from linkage_lab.robots.limit.articulation import joint_target_clip
+    from linkage_lab.robots.limit.config import limit_config
     from linkage_lab.robots.registry import load_robot_config
 
     raw = load_robot_config("limit")["joint_limits"]  # the YAML itself, not the parsed config
-    from linkage_lab.robots.limit.config import limit_config
-
     clip = joint_target_clip(limit_config(), 0.02)
     assert set(clip) == {".*_hip", ".*_knee", ".*_ankle"}
     for joint, limit in raw.items():
@@ -34,7 +34,7 @@ def test_a_margin_that_does_not_fit_is_refused(margin):
         joint_target_clip(limit_config(), margin)
 
 
-def test_the_task_clips_its_targets_and_the_export_records_it():
+def test_the_task_clips_its_targets_by_its_margin():
     from linkage_lab.robots.limit.articulation import joint_target_clip
     from linkage_lab.robots.limit.config import limit_config
     from linkage_lab.tasks.velocity.config.limit.env_cfg import TARGET_STOP_MARGIN_RAD, LimitFlatEnvCfg
