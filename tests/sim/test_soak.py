@@ -118,9 +118,11 @@ def test_soak_with_faults_matches_the_clean_run(task):
 
 
 def test_huge_and_nan_actions_are_clipped_and_held_in_the_env():
-    """Through ``env.step`` itself (no runner clip): a 1e6 action is a 12, a NaN row the default pose."""
+    """Through ``env.step`` itself (no runner clip): a 1e6 action is a 12 (its target then held inside the joint's
+    range), a NaN row the default pose."""
     from linkage_lab.runtime import make_env
     from linkage_lab.tasks.velocity.base_env_cfg import ACTION_CLIP
+    from linkage_lab.tasks.velocity.config.limit.env_cfg import TARGET_STOP_MARGIN_RAD
 
     with make_env(TASKS[0], num_envs=3, device="cpu", env_cfg_hook=_deterministic_events) as (env, _):
         unwrapped = env.unwrapped
@@ -135,7 +137,10 @@ def test_huge_and_nan_actions_are_clipped_and_held_in_the_env():
         _, reward, _, _, _ = unwrapped.step(actions)
         default = unwrapped.scene["robot"].data.default_joint_pos.torch[:, term._joint_ids]
         assert unwrapped.action_manager.action[0].tolist() == [ACTION_CLIP] * actions.shape[1]
-        torch.testing.assert_close(term.processed_actions[0], default[0] + ACTION_CLIP * term.cfg.scale)
+        # The Limit's targets stay TARGET_STOP_MARGIN_RAD inside each joint's range (the simulator's own limits).
+        upper = unwrapped.scene["robot"].data.joint_pos_limits.torch[0, term._joint_ids, 1] - TARGET_STOP_MARGIN_RAD
+        expected = torch.minimum(default[0] + ACTION_CLIP * term.cfg.scale, upper)
+        torch.testing.assert_close(term.processed_actions[0], expected)
         torch.testing.assert_close(term.processed_actions[1:], default[1:])
         assert unwrapped.action_manager.action[1:].abs().max() == 0.0
         # action_rate_l2 of a 12 after a 0 on 12 joints: -0.005 · 12 · 144 · 0.02 s = -0.17 (was -1.2e9).
