@@ -259,6 +259,8 @@ class LimitDeployment:
         self._default = np.asarray(config.default_joint_pos, dtype=np.float64)
         self._scale = np.asarray(config.action_scale, dtype=np.float64)
         self._offset = np.asarray(config.action_offset, dtype=np.float64)
+        clip = config.target_clip_rad
+        self._target_clip = None if clip is None else np.asarray(clip, dtype=np.float64)
         self.target_filter = TargetFilter(config.target_filter_alpha)
         self.last_action = np.zeros(NUM_JOINTS, dtype=np.float32)
         #: The action before :attr:`last_action` (the ``previous_action`` term).
@@ -334,10 +336,8 @@ class LimitDeployment:
         """Serial joint targets ``q* = action_offset + action_scale · a`` (rad), clipped to the config's target range
         where it has one."""
         target = self._offset + self._scale * np.asarray(action, dtype=np.float64)
-        clip = self.config.target_clip_rad
-        if clip is not None:
-            bounds = np.asarray(clip, dtype=np.float64)
-            target = np.clip(target, bounds[:, 0], bounds[:, 1])
+        if self._target_clip is not None:
+            target = np.clip(target, self._target_clip[:, 0], self._target_clip[:, 1])
         return target
 
     def step(self, samples: Sequence[JointSample], imu: ImuSample, command: Sequence[float]) -> list[JointTarget]:
