@@ -323,3 +323,42 @@ def test_a_low_foot_without_load_is_not_planted_when_torques_are_given():
     height_only = BaseVelocityEstimator([loaded, swinging], cfg)._foot_measurements(q, qd, np.zeros(3), np.eye(3))
     assert len(with_load) == 1 and len(height_only) == 2
     np.testing.assert_allclose(with_load[0], 0.0, atol=1e-12)  # the loaded foot is still: the base is still
+
+
+def _limit_standing_torques(estimator: BaseVelocityEstimator, q: np.ndarray, up_n: float) -> np.ndarray:
+    """The joint torques with which each of the Limit's legs holds ``up_n`` newtons up at its planted point
+    (``τ = −Jᵀ F`` through the finite-difference Jacobian, the legs' own weight left out)."""
+    down = np.array([0.0, 0.0, -1.0])
+    torque = np.zeros(len(q))
+    for chain in estimator.chains:
+        torque -= _point_jacobian(chain, q, down).T @ np.array([0.0, 0.0, up_n])
+    return torque
+
+
+def test_the_limits_stance_test_is_its_weight_shared_as_it_trots_and_as_it_stands():
+    """The Limit's stance thresholds are shares of its weight (9.58 kg from its description: 0.4 and 0.15 of
+    94.0 N), and a static stand, each foot holding a quarter of the weight (23.5 N, under the 37.6 N a trotting
+    foot holds), keeps all four feet; the same legs holding 15 N each between them (a flight phase's swing) keep
+    none."""
+    from linkage_lab.robots.limit.estimator import limit_estimator_cfg
+
+    limit = limit_config()
+    weight_n = 9.58 * 9.81
+    assert build_limit_model(limit).total_mass() == pytest.approx(9.58)
+    cfg = limit_estimator_cfg(limit)
+    assert cfg.stance_force_n == pytest.approx(0.4 * weight_n, abs=0.05)
+    assert cfg.standing_force_n == pytest.approx(0.15 * weight_n, abs=0.05)
+    pose = limit.control.standing_pose_rad
+    q = np.array([pose[j] for _ in range(4) for j in ("hip", "knee", "ankle")])
+    estimator = limit_base_velocity_estimator(limit)
+    standing = _limit_standing_torques(estimator, q, weight_n / 4)
+    assert len(estimator._foot_measurements(q, np.zeros(12), np.zeros(3), np.eye(3), standing)) == 4
+    trotting = standing.copy()
+    trotting[3:9] = 0.0  # fr and rl unloaded; fl and rr hold 23.5 N each, under the stance force
+    assert len(estimator._foot_measurements(q, np.zeros(12), np.zeros(3), np.eye(3), trotting * 2)) == 2
+    swinging = _limit_standing_torques(estimator, q, 15.0)
+    swinging[3:9] = 0.0  # two legs at 15 N: 30 N between them, under one trotting foot's 37.6 N
+    assert not estimator._foot_measurements(q, np.zeros(12), np.zeros(3), np.eye(3), swinging)
+    # The stance test alone (no standing share) would leave a static stand to the accelerometer.
+    alone = BaseVelocityEstimator(estimator.chains, EstimatorCfg(stance_force_n=cfg.stance_force_n))
+    assert not alone._foot_measurements(q, np.zeros(12), np.zeros(3), np.eye(3), standing)

@@ -237,3 +237,39 @@ def test_tracking_stats_mean_yaw_rate_is_the_sample_mean_of_the_counted_envs():
     # RMS of (0.2 − ω): (0.1² + 0.1² + 0.3² + 0.5²) / 4.
     assert summary["yaw_rate_rms_radps"] == pytest.approx(((0.01 + 0.01 + 0.09 + 0.25) / 4) ** 0.5)
     assert TrackingStats().summary()["mean_yaw_rate_radps"] is None
+
+
+def test_duty_factor_target_is_the_least_loaded_foot_on_every_case():
+    targets = TrackingTargets(lin_vel_rms_mps=None, yaw_rate_rms_radps=None, max_falls=None, min_duty_factor=0.2)
+
+    def report(*duties):
+        feet = [{"body": f"foot_{k}", "duty_factor": d} for k, d in enumerate(duties)]
+        return {**_report(0.1, 0.1, 0, 0.3), "footfalls": {"feet": feet}}
+
+    trotting = case_result(CommandCase(0.3), report(0.5, 0.45, 0.55, 0.48), targets)
+    assert trotting["min_duty_factor"] == 0.45 and trotting["checks"]["min_duty_factor"]["ok"]
+    three_legged = case_result(CommandCase(0.0, 0.3), report(0.23, 0.78, 0.69, 0.001), targets)
+    assert three_legged["min_duty_factor"] == 0.001 and not three_legged["checks"]["min_duty_factor"]["ok"]
+    assert summarize([three_legged])["failed_checks"] == ["vx+0.00_wz+0.30: min_duty_factor 0.001 < 0.2"]
+    # No footfalls measured is a miss, not a pass.
+    unmeasured = case_result(CommandCase(0.0), _report(0.1, 0.1, 0, 0.0), targets)
+    assert unmeasured["min_duty_factor"] is None and not unmeasured["checks"]["min_duty_factor"]["ok"]
+    assert "min_duty_factor" not in case_result(CommandCase(0.3), report(0.1), TrackingTargets())["checks"]
+
+
+def test_closed_chain_runs_pool_each_feet_duty_over_all_samples():
+    from linkage_lab.sim2sim.sweep import pool_reports
+
+    def run(steps, duties, pairs):
+        feet = [{"body": name, "duty_factor": d} for name, d in zip(("a", "b"), duties, strict=True)]
+        tracking = dict.fromkeys(
+            ("lin_vel_xy_rms_mps", "yaw_rate_rms_radps", "mean_forward_speed_mps", "mean_yaw_rate_radps"), 0.1
+        )
+        footfalls = {"samples": steps, "feet": feet, "touchdown_pairs": pairs}
+        return {"control_steps": steps, "falls": 0, "tracking": tracking, "footfalls": footfalls}
+
+    # 100 steps with foot a down 80 % of them, 300 with it down 40 %: (80 + 120) / 400 = 0.5.
+    pooled = pool_reports([run(100, (0.8, 0.0), {"alternating": 3}), run(300, (0.4, 0.2), {"repeated": 1})])
+    assert pooled["footfalls"]["samples"] == 400
+    assert pooled["footfalls"]["feet"] == [{"body": "a", "duty_factor": 0.5}, {"body": "b", "duty_factor": 0.15}]
+    assert pooled["footfalls"]["alternation"] == 0.75

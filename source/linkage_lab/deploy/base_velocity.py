@@ -14,7 +14,9 @@ this on the world-frame velocity ``v``:
   A flat sole rolls over its toe or heel for much of its stance, so its centre moves while that edge
   stays put: a foot with contact points (the sole's corners) is measured at the lowest of them. A leg that
   swings close to the floor is within the band too; given the joint torques, a foot also needs the ground
-  force its leg's torques imply, ``F = −(J_footᵀ)⁺ τ``, to push up by ``stance_force_n``;
+  force its leg's torques imply, ``F = −(J_footᵀ)⁺ τ``, to push up by ``stance_force_n`` (or, while no foot
+  does, by ``standing_force_n`` with the feet together holding ``stance_force_n``: standing, the feet share the
+  weight);
   a foot whose innovation fails the χ² gate (swing, slip) is left out, unless every foot fails, when
   the best one is used so the estimate cannot drift away for good.
 
@@ -131,6 +133,10 @@ class EstimatorCfg:
             of freedom: 11.34 passes 99 % of the measurements of a truly planted foot).
         stance_force_n: With the joint torques given, a foot in the band also needs its leg's torques to imply an
             upward ground force of at least this much (N); 0: the height band alone.
+        standing_force_n: With the stance test on, when no foot in the band holds ``stance_force_n``, the feet in the
+            band holding at least this much (N) count instead if together they hold ``stance_force_n``: a robot
+            standing on all its feet shares its weight among them, so each may hold less than a trotting foot does,
+            while legs swinging through a flight phase together hold little; 0: none then.
         use_accelerometer: ``False``: leg odometry alone (the prediction keeps ``v``; for comparisons).
     """
 
@@ -139,6 +145,7 @@ class EstimatorCfg:
     contact_band_m: float = 0.015
     gate_chi2: float = 11.34
     stance_force_n: float = 0.0
+    standing_force_n: float = 0.0
     use_accelerometer: bool = True
 
 
@@ -245,10 +252,18 @@ class BaseVelocityEstimator:
         heights = np.array([(rotation @ point)[2] for point, _ in feet])
         low = heights <= heights.min() + self.cfg.contact_band_m
         if joint_torque is not None and self.cfg.stance_force_n > 0:
-            for k, chain in enumerate(self.chains):
-                if low[k]:
-                    upward = (rotation @ chain.ground_force(joint_pos, joint_torque, down_b))[2]  # world z, N
-                    low[k] = upward >= self.cfg.stance_force_n
+            upward = np.array(
+                [
+                    (rotation @ chain.ground_force(joint_pos, joint_torque, down_b))[2] if low[k] else 0.0  # world z, N
+                    for k, chain in enumerate(self.chains)
+                ]
+            )
+            stance = low & (upward >= self.cfg.stance_force_n)
+            if not stance.any() and self.cfg.standing_force_n > 0:
+                shared = low & (upward >= self.cfg.standing_force_n)
+                if upward[shared].sum() >= self.cfg.stance_force_n:
+                    stance = shared
+            low = stance
         return [-rotation @ (rel + np.cross(gyro_b, point)) for (point, rel), planted in zip(feet, low) if planted]
 
 

@@ -75,6 +75,9 @@ class TrackingTargets:
         min_alternation: Smallest footfall alternation (``eval.json`` ``footfalls``), on cases with a forward command.
         yaw_rate_error_radps: Largest ``|mean yaw rate - command|`` (rad/s), on cases with a yaw command: whether
             the robot turns at the rate asked, whatever its yaw swing within a stride.
+        min_duty_factor: Smallest share of the time any one foot touches the ground (``footfalls``' duty factors),
+            on every case: each foot carries the robot. A policy that holds a leg up walks on the others, overloads
+            their motors and leaves the leg odometry of its base-velocity estimate a foot short.
     """
 
     lin_vel_rms_mps: float | None = 0.06
@@ -83,6 +86,7 @@ class TrackingTargets:
     forward_speed_error_mps: float | None = None
     min_alternation: float | None = None
     yaw_rate_error_radps: float | None = None
+    min_duty_factor: float | None = None
 
 
 #: The simulators a shipped policy's sweeps run on, by the file ``ship`` writes for each.
@@ -180,6 +184,7 @@ def case_result(case: CommandCase, report: dict[str, Any], targets: TrackingTarg
         "mean_forward_speed_mps": tracking.get("mean_forward_speed_mps"),
         "mean_yaw_rate_radps": tracking.get("mean_yaw_rate_radps"),
         "alternation": (report.get("footfalls") or {}).get("alternation"),
+        "min_duty_factor": min_duty_factor(report.get("footfalls")),
         "checks": {},
     }
     if targets is None:
@@ -209,7 +214,22 @@ def case_result(case: CommandCase, report: dict[str, Any], targets: TrackingTarg
             "ok": value is not None and value >= targets.min_alternation,
             "kind": "at least",
         }
+    if targets.min_duty_factor is not None:
+        value = row["min_duty_factor"]
+        checks["min_duty_factor"] = {
+            "value": value,
+            "limit": targets.min_duty_factor,
+            "ok": value is not None and value >= targets.min_duty_factor,
+            "kind": "at least",
+        }
     return row
+
+
+def min_duty_factor(footfalls: dict[str, Any] | None) -> float | None:
+    """The smallest duty factor over the feet of a ``footfalls`` summary; ``None`` without one."""
+    duties = [foot.get("duty_factor") for foot in (footfalls or {}).get("feet") or ()]
+    duties = [d for d in duties if d is not None]
+    return min(duties) if duties else None
 
 
 def _check(value: float | None, limit: float) -> dict[str, Any]:
@@ -256,7 +276,7 @@ def format_table(sweep: dict[str, Any]) -> str:
 
     lines = [
         f"{'vx (m/s)':>9} {'wz (rad/s)':>10} {'v fwd':>7} {'v RMS':>7} {'wz mean':>8} {'yaw RMS':>8} {'alt':>5} "
-        f"{'falls':>5}  ok"
+        f"{'duty':>5} {'falls':>5}  ok"
     ]
     for row in sweep["cases"]:
         command = row["command"]
@@ -266,6 +286,7 @@ def format_table(sweep: dict[str, Any]) -> str:
             f"{num(row['mean_forward_speed_mps'], '.3f'):>7} {num(row['lin_vel_xy_rms_mps'], '.3f'):>7} "
             f"{num(row.get('mean_yaw_rate_radps'), '+.3f'):>8} {num(row['yaw_rate_rms_radps'], '.3f'):>8} "
             f"{num(row.get('alternation'), '.2f'):>5} "
+            f"{num(row.get('min_duty_factor'), '.2f'):>5} "
             f"{num(row['falls'], 'd'):>5}  "
             f"{'-' if ok is None else 'yes' if ok else 'NO'}"
         )

@@ -45,7 +45,7 @@ def episode_kicks(episodes: int, seed: int = 0) -> list[tuple[float, float, floa
 def pool_reports(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Several sim2sim reports of one command as one ``eval.json``-shaped report: the episodes' control steps
     pooled (means and RMS over all samples, as one evaluation of several episodes computes them), falls summed,
-    footfall alternation over all touchdown pairs."""
+    footfall alternation over all touchdown pairs, each foot's duty factor over all samples."""
     import math
 
     steps = [int(r["control_steps"]) for r in reports]
@@ -69,12 +69,20 @@ def pool_reports(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
         for kind, count in report["footfalls"]["touchdown_pairs"].items():
             pairs[kind] = pairs.get(kind, 0) + int(count)
     events = sum(pairs.values())
+    samples = [int(r["footfalls"].get("samples") or 0) for r in reports]
+    feet = []
+    if sum(samples):
+        for k, foot in enumerate(reports[0]["footfalls"].get("feet") or ()):
+            down = sum(n * r["footfalls"]["feet"][k]["duty_factor"] for n, r in zip(samples, reports) if n)
+            feet.append({"body": foot["body"], "duty_factor": down / sum(samples)})
     return {
         "episodes": len(reports),
         "falls": sum(int(r["falls"]) for r in reports),
         "control_steps": total,
         "tracking": tracking,
         "footfalls": {
+            "samples": sum(samples),
+            "feet": feet,
             "touchdown_pairs": pairs,
             "alternation": pairs.get("alternating", 0) / events if events else None,
         },

@@ -1,10 +1,10 @@
-"""The Limit's feet for the base-velocity estimator: each sole's centre under its ankle."""
+"""The Limit's base-velocity estimator: its feet (each sole's centre and corners) and its stance test."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from linkage_lab.deploy.base_velocity import BaseVelocityEstimator, EstimatorCfg, leg_chains
+from linkage_lab.deploy.base_velocity import GRAVITY_W, BaseVelocityEstimator, EstimatorCfg, leg_chains
 from linkage_lab.robots.limit.config import LimitConfig
 from linkage_lab.robots.limit.description import build_limit_model
 from linkage_lab.robots.limit.joints import JOINT_NAMES, LEGS
@@ -29,9 +29,34 @@ def limit_sole_corners(cfg: LimitConfig) -> dict[str, tuple[tuple[float, float, 
     return {leg: corners for leg in LEGS}
 
 
+#: A foot counts as planted while its leg's joint torques hold up at least this share of the robot's weight
+#: (:attr:`EstimatorCfg.stance_force_n`). The shipped policy's trot hops (no foot down 13-30 % of a walk on the closed
+#: chain), so the lowest foot is often a swinging one: the height band alone read its walks short by 0.16 / 0.32 m/s
+#: at 0.3 / 0.5 m/s (exact sensors), the simulator's true contacts by 0.04. With this test (37.6 N) and the sensors'
+#: noise, -0.012 / -0.029 m/s, and -0.006 at rest. At 50 N the estimate at rest lost its feet (0.09 per tick); at
+#: 15 N it kept the swinging ones (docs/results/2026-12-06_foot_loading.md).
+STANCE_WEIGHT_SHARE = 0.4
+#: While no foot holds that much, the feet holding this share of the weight each count if together they hold the
+#: stance force (:attr:`EstimatorCfg.standing_force_n`): standing, four feet share the weight (a quarter each), and
+#: on the accelerometer alone the estimate would drift with its bias; swinging through a flight phase, the legs
+#: together hold less.
+STANDING_WEIGHT_SHARE = 0.15
+
+
+def limit_estimator_cfg(cfg: LimitConfig) -> EstimatorCfg:
+    """The estimator's settings for the Limit: the default noise model and the stance test at
+    :data:`STANCE_WEIGHT_SHARE` (standing: :data:`STANDING_WEIGHT_SHARE`) of its weight."""
+    weight_n = float(build_limit_model(cfg).total_mass() * -GRAVITY_W[2])
+    return EstimatorCfg(
+        stance_force_n=round(STANCE_WEIGHT_SHARE * weight_n, 1),
+        standing_force_n=round(STANDING_WEIGHT_SHARE * weight_n, 1),
+    )
+
+
 def limit_base_velocity_estimator(
     cfg: LimitConfig, joint_names: Sequence[str] = JOINT_NAMES, estimator_cfg: EstimatorCfg | None = None
 ) -> BaseVelocityEstimator:
-    """The estimator on the Limit's four legs, joints indexed in ``joint_names`` (canonical order)."""
+    """The estimator on the Limit's four legs, joints indexed in ``joint_names`` (canonical order); ``None``
+    settings: :func:`limit_estimator_cfg`'s."""
     chains = leg_chains(build_limit_model(cfg), limit_feet(cfg), joint_names, limit_sole_corners(cfg))
-    return BaseVelocityEstimator(chains, estimator_cfg)
+    return BaseVelocityEstimator(chains, limit_estimator_cfg(cfg) if estimator_cfg is None else estimator_cfg)

@@ -77,6 +77,14 @@ class LimitRewardsCfg(RewardsCfg):
     # the time (its eval.json). Off: at -1.0 / -3.0 it took that to 11 / 5 % but turned no better on the spot and
     # lost the closed chain's left turn (policies/experiments/limit_airborne/).
     airborne = RewTerm(func=airborne, weight=0.0, params={"sensor_cfg": SceneEntityCfg("contact_forces")})
+    # A foot that slides while it touches the ground (Isaac Lab's term: the foot link's ground speed while its contact
+    # force is above 1 N, summed over the feet, m/s). Off in the recipe. The leg odometry of the robot's base-velocity
+    # estimator takes a touching foot to stand still, so a gait that skids its feet reads short on the robot.
+    feet_slide = RewTerm(
+        func=mdp.feet_slide,
+        weight=0.0,
+        params={"sensor_cfg": SceneEntityCfg("contact_forces"), "asset_cfg": SceneEntityCfg("robot")},
+    )
 
 
 @configclass
@@ -191,6 +199,8 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
         self.rewards.base_height_l2.params["target_height"] = standing_height_m(robot_cfg)
         self.rewards.feet_air_time.params["sensor_cfg"].body_names = ".*_foot"
         self.rewards.airborne.params["sensor_cfg"].body_names = ".*_foot"
+        self.rewards.feet_slide.params["sensor_cfg"].body_names = ".*_foot"
+        self.rewards.feet_slide.params["asset_cfg"].body_names = ".*_foot"
         self.rewards.feet_air_time.params["threshold"] = 0.2
         self.rewards.feet_air_time.weight = 0.25
         pairs = robot_cfg.joint_table.trot_pairs
