@@ -18,7 +18,7 @@ def test_the_centre_bundle_measures_every_foot_at_its_sole_point(tmp_path, limit
     from linkage_lab.deploy.base_velocity import write_estimator
     from linkage_lab.robots.limit.config import limit_config
     from linkage_lab.robots.limit.estimator import limit_base_velocity_estimator
-    from linkage_lab_experiments.validation.estimator_sensors import _centre_only
+    from linkage_lab_experiments.validation.estimator_sensors import _centre_only, _height_band
 
     bundle = tmp_path / "bundle"
     bundle.mkdir()
@@ -35,6 +35,10 @@ def test_the_centre_bundle_measures_every_foot_at_its_sole_point(tmp_path, limit
     middle, _ = centre.chains[0].foot_point(q, np.zeros(12), down)
     assert toe[2] < middle[2] - 0.005
     assert json.loads((bundle / ESTIMATOR_FILE).read_text())["chains"][0]["contact_points_m"]  # the original kept
+    # Both comparison estimators count a foot by its height alone; the bundle's own keeps its stance test.
+    assert corners.cfg.stance_force_n > 0 and centre.cfg.stance_force_n == centre.cfg.standing_force_n == 0.0
+    band, _ = load_estimator(_height_band(bundle, tmp_path) / ESTIMATOR_FILE)
+    assert band.chains == corners.chains and band.cfg.stance_force_n == band.cfg.standing_force_n == 0.0
 
 
 def test_the_runs_report_the_estimates_error_and_draw_a_picture(tmp_path, limit_bundle):  # noqa: F811
@@ -50,10 +54,12 @@ def test_the_runs_report_the_estimates_error_and_draw_a_picture(tmp_path, limit_
     write_estimator(bundle, limit_base_velocity_estimator(limit_config()), JOINT_NAMES)
     document = measure(bundle, [0.0], 0.2, stance_force_n=15.0)
     assert [(r["foot"], r["sensors"]) for r in document["rows"]] == [
-        ("sole corners", "exact"),
-        ("sole corners", "robot noise"),
-        ("sole centre", "exact"),
-        ("sole centre", "robot noise"),
+        ("corners, stance test", "exact"),
+        ("corners, stance test", "robot noise"),
+        ("corners, height band", "exact"),
+        ("corners, height band", "robot noise"),
+        ("centre, height band", "exact"),
+        ("centre, height band", "robot noise"),
         ("corners, stance 15 N", "exact"),
         ("corners, stance 15 N", "robot noise"),
     ]

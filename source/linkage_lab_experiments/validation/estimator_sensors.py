@@ -1,10 +1,12 @@
 """How far a bundle's base-velocity estimate is from the truth on the closed chain, by foot model and sensor noise.
 
 The robot side feeds the policy the estimator's output (IMU + leg kinematics + contact), never the truth. This runs
-a bundle at fixed walking commands on its robot's closed chain (one run from rest each, ``sim2sim``'s loop) four
-ways: each foot measured at its sole point or at its lowest sole corner (the estimator file's ``contact_points_m``
-dropped or kept), with the model's exact sensors or the robot config's sensor noise; with ``--stance-force N``, also
-the corner estimator counting a foot as planted only while its leg's joint torques hold N newtons up; and with
+a bundle at fixed walking commands on its robot's closed chain (one run from rest each, ``sim2sim``'s loop) three
+ways, each with the model's exact sensors and with the robot config's sensor noise: the bundle's estimator as it is
+(each foot measured at its lowest sole corner, a foot planted while its leg's joint torques hold its stance force),
+the same by the height band alone (the stance test dropped), and each foot measured at its sole point by the height
+band (the estimator file's ``contact_points_m`` dropped too); with ``--stance-force N``, also the corner estimator
+with its stance force set to N newtons; and with
 ``--components``, at one command, with each term of the sensor model alone. Per run it records the estimate's bias
 and noise against the truth (base frame, x) and the speed walked.
 
@@ -41,10 +43,21 @@ def _edited(bundle: Path, folder: Path, name: str, edit: Any) -> Path:
     return copy
 
 
+def _band_only(document: dict[str, Any]) -> None:
+    """The estimator counts every foot in its height band as planted, whatever its leg holds."""
+    document["cfg"].update(stance_force_n=0.0, standing_force_n=0.0)
+
+
+def _height_band(bundle: Path, folder: Path) -> Path:
+    """A copy of ``bundle`` whose estimator drops its stance test: the height band alone."""
+    return _edited(bundle, folder, "band_bundle", _band_only)
+
+
 def _centre_only(bundle: Path, folder: Path) -> Path:
-    """A copy of ``bundle`` whose estimator measures every foot at its sole point."""
+    """A copy of ``bundle`` whose estimator measures every foot at its sole point, by the height band alone."""
 
     def edit(document: dict[str, Any]) -> None:
+        _band_only(document)
         for chain in document["chains"]:
             chain["contact_points_m"] = []
 
@@ -86,7 +99,11 @@ def measure(
     sensors = get_robot(load_bundle(bundle).robot).config().sensors
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        bundles = {"sole corners": bundle, "sole centre": _centre_only(bundle, Path(tmp))}
+        bundles = {
+            "corners, stance test": bundle,
+            "corners, height band": _height_band(bundle, Path(tmp)),
+            "centre, height band": _centre_only(bundle, Path(tmp)),
+        }
         if stance_force_n is not None:
             bundles[f"corners, stance {stance_force_n:g} N"] = _stance_force(bundle, Path(tmp), stance_force_n)
         for command in commands:
@@ -103,7 +120,7 @@ def measure(
             for term in SensorNoiseModel.TERMS:
                 alone = dataclasses.replace(sensors, **{**quiet, term: getattr(sensors, term)})
                 report = run_sim2sim(bundle, (commands[0], 0.0), duration_s, sensor_noise=alone)
-                parts.append(_row(report, command_mps=commands[0], foot="sole corners", sensors=f"{term} only"))
+                parts.append(_row(report, command_mps=commands[0], foot="corners, stance test", sensors=f"{term} only"))
                 print(_describe(parts[-1]), flush=True)
     return {
         "bundle": str(bundle),
