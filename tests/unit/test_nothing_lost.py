@@ -114,7 +114,9 @@ def test_eval_sweep_refuses_a_users_folder_and_keeps_it(capsys, tmp_path):
 
 
 def fake_report(case_overrides: tuple[str, ...]) -> dict:
-    """An ``eval.json`` whose forward speed is the commanded one (read back from the case's override)."""
+    """An ``eval.json`` whose forward speed is the commanded one (read back from the case's override), trotting."""
+    from linkage_lab.robots.limit.joints import LEGS
+
     command = next(o for o in case_overrides if o.startswith("env.commands.base_velocity.ranges.lin_vel_x="))
     speed = float(command.partition("[")[2].partition(",")[0])
     return {
@@ -126,7 +128,7 @@ def fake_report(case_overrides: tuple[str, ...]) -> dict:
             "mean_forward_speed_mps": speed,
             "mean_yaw_rate_radps": 0.0,
         },
-        "footfalls": {"alternation": 1.0},
+        "footfalls": {"alternation": 1.0, "feet": [{"body": f"{leg}_foot", "duty_factor": 0.5} for leg in LEGS]},
     }
 
 
