@@ -9,7 +9,7 @@ import torch
 
 from linkage_lab.evaluation.metrics import FootContactStats
 from linkage_lab.gait.footfalls import TouchdownSequence
-from linkage_lab.tasks.velocity.rewards import airborne, touchdown_alternation
+from linkage_lab.tasks.velocity.rewards import airborne, foot_held_up, touchdown_alternation
 
 pytestmark = pytest.mark.unit
 
@@ -241,3 +241,13 @@ def test_marvin_residual_task_carries_the_term_on_both_feet():
     assert 3 * cfg.sim.dt * cfg.decimation < term.params["min_swing_s"] < swing_s
     # Gated by the task's velocity command: no steps paid on a zero command.
     assert term.params["command_name"] == "base_velocity" and cfg.commands.base_velocity is not None
+
+
+def test_a_foot_held_up_costs_its_time_in_the_air_beyond_the_limit_up_to_the_cap():
+    air = torch.tensor([[0.0, 0.3, 0.2, 0.4], [0.0, 0.9, 0.0, 0.1], [0.0, 3.0, 0.0, 0.7]])  # s, per body
+    sensor = SimpleNamespace(data=SimpleNamespace(current_air_time=SimpleNamespace(torch=air)))
+    env = SimpleNamespace(scene=SimpleNamespace(sensors={"cf": sensor}))
+    cfg = SimpleNamespace(name="cf", body_ids=[3, 1])
+    # A trot's swings (0.4 / 0.3 s) cost nothing; 0.9 s costs 0.4; 3 s costs the 1 s cap, plus 0.2 for 0.7 s.
+    torch.testing.assert_close(foot_held_up(env, cfg), torch.tensor([0.0, 0.4, 1.2]))
+    torch.testing.assert_close(foot_held_up(env, cfg, max_air_s=0.2, cap_s=2.0), torch.tensor([0.3, 0.7, 2.5]))

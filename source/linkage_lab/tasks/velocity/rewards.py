@@ -100,6 +100,17 @@ def airborne(
     return up.float()
 
 
+def foot_held_up(
+    env: ManagerBasedRLEnv, sensor_cfg: SceneEntityCfg, max_air_s: float = 0.5, cap_s: float = 1.0
+) -> torch.Tensor:
+    """Per env, over the feet named by ``sensor_cfg``, the time each has been off the ground beyond ``max_air_s``, up
+    to ``cap_s`` per foot (s): with a negative weight, the cost of carrying a leg instead of walking on it. A trot's
+    swing lasts a fraction of a second; a foot held up for good costs ``cap_s`` at every step. The foot's air time
+    is its contact sensor's current air time (Isaac Lab's ``track_air_time``)."""
+    air_s = env.scene.sensors[sensor_cfg.name].data.current_air_time.torch[:, sensor_cfg.body_ids]
+    return torch.clamp(air_s - max_air_s, min=0.0, max=cap_s).sum(dim=-1)
+
+
 def _walking(env: ManagerBasedRLEnv, command_name: str, min_command_mps: float) -> torch.Tensor:
     """Per env, whether the velocity command ``command_name`` asks for a planar speed of ``min_command_mps`` or more."""
     command = env.command_manager.get_command(command_name)[:, :2]

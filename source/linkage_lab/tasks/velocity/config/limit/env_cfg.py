@@ -23,7 +23,7 @@ from linkage_lab.tasks.velocity.base_env_cfg import loop_latency_steps
 from linkage_lab.tasks.velocity.commands import split_command_cfg
 from linkage_lab.tasks.velocity.flat_env_cfg import LinkageVelocityFlatEnvCfg
 from linkage_lab.tasks.velocity.randomization import apply_sensor_noise, randomize_constants
-from linkage_lab.tasks.velocity.rewards import airborne, heading_tracking, yaw_acceleration_l2
+from linkage_lab.tasks.velocity.rewards import airborne, foot_held_up, heading_tracking, yaw_acceleration_l2
 
 #: How far inside its joint's range a joint target stays (rad): the policy may hold a joint near a stop, not on it.
 TARGET_STOP_MARGIN_RAD = 0.02
@@ -80,6 +80,10 @@ class LimitRewardsCfg(RewardsCfg):
     # A foot that slides while it touches the ground (Isaac Lab's term: the foot link's ground speed while its contact
     # force is above 1 N, summed over the feet, m/s). Off in the recipe. The leg odometry of the robot's base-velocity
     # estimator takes a touching foot to stand still, so a gait that skids its feet reads short on the robot.
+    # A foot off the ground longer than a swing (0.5 s), the time over, up to 1 s per foot. Off in the recipe. The
+    # lineage shipped since 2026-12-03 came to hold its right rear foot up for good (duty factor 0.0005 in its
+    # eval.json) and hop on the other three (docs/results/2026-12-06_foot_loading.md).
+    foot_held_up = RewTerm(func=foot_held_up, weight=0.0, params={"sensor_cfg": SceneEntityCfg("contact_forces")})
     feet_slide = RewTerm(
         func=mdp.feet_slide,
         weight=0.0,
@@ -200,6 +204,7 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
         self.rewards.feet_air_time.params["sensor_cfg"].body_names = ".*_foot"
         self.rewards.airborne.params["sensor_cfg"].body_names = ".*_foot"
         self.rewards.feet_slide.params["sensor_cfg"].body_names = ".*_foot"
+        self.rewards.foot_held_up.params["sensor_cfg"].body_names = ".*_foot"
         self.rewards.feet_slide.params["asset_cfg"].body_names = ".*_foot"
         self.rewards.feet_air_time.params["threshold"] = 0.2
         self.rewards.feet_air_time.weight = 0.25
