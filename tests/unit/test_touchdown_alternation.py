@@ -9,7 +9,7 @@ import torch
 
 from linkage_lab.evaluation.metrics import FootContactStats
 from linkage_lab.gait.footfalls import TouchdownSequence
-from linkage_lab.tasks.velocity.rewards import airborne, foot_held_up, touchdown_alternation
+from linkage_lab.tasks.velocity.rewards import airborne, foot_held_up, short_stance, touchdown_alternation
 
 pytestmark = pytest.mark.unit
 
@@ -251,3 +251,15 @@ def test_a_foot_held_up_costs_its_time_in_the_air_beyond_the_limit_up_to_the_cap
     # A trot's swings (0.4 / 0.3 s) cost nothing; 0.9 s costs 0.4; 3 s costs the 1 s cap, plus 0.2 for 0.7 s.
     torch.testing.assert_close(foot_held_up(env, cfg), torch.tensor([0.0, 0.4, 1.2]))
     torch.testing.assert_close(foot_held_up(env, cfg, max_air_s=0.2, cap_s=2.0), torch.tensor([0.3, 0.7, 2.5]))
+
+
+def test_a_tap_costs_its_stances_shortfall_once_when_the_foot_lifts():
+    # Per env, two feet (bodies 3 and 1): air time now (s) and the length of the stance before it (s).
+    air = torch.tensor([[0.0, 0.01, 0.0, 0.02], [0.0, 0.3, 0.0, 0.0], [0.0, 0.02, 0.0, 0.02]])
+    stance = torch.tensor([[0.0, 0.04, 0.0, 0.3], [0.0, 0.02, 0.0, 0.5], [0.0, 0.1, 0.0, 0.2]])
+    data = SimpleNamespace(current_air_time=SimpleNamespace(torch=air), last_contact_time=SimpleNamespace(torch=stance))
+    env = SimpleNamespace(scene=SimpleNamespace(sensors={"cf": SimpleNamespace(data=data)}), step_dt=0.02)
+    cfg = SimpleNamespace(name="cf", body_ids=[3, 1])
+    # Env 0: foot 1 lifted after a 0.04 s tap (0.11 short), foot 3 after a 0.3 s stance (none). Env 1: foot 1 has
+    # been up 0.3 s (its lift was charged then), foot 3 is down. Env 2: both lifted this step, 0.05 short in all.
+    torch.testing.assert_close(short_stance(env, cfg) * env.step_dt, torch.tensor([0.11, 0.0, 0.05]))

@@ -111,6 +111,20 @@ def foot_held_up(
     return torch.clamp(air_s - max_air_s, min=0.0, max=cap_s).sum(dim=-1)
 
 
+def short_stance(env: ManagerBasedRLEnv, sensor_cfg: SceneEntityCfg, min_stance_s: float = 0.15) -> torch.Tensor:
+    """Per env, over the feet named by ``sensor_cfg`` that left the ground this step, how much shorter than
+    ``min_stance_s`` their stance was (s), per second of control step: with a negative weight, each lift costs
+    ``weight × shortfall``. A foot that only taps the ground (a stance of a step or two) to dodge
+    :func:`foot_held_up` carries nothing; a trot's stance lasts a few tenths of a second. A foot left the ground
+    this step when its current air time is positive and at most a control step, as Isaac Lab's
+    ``compute_first_air`` tells it."""
+    data = env.scene.sensors[sensor_cfg.name].data
+    air_s = data.current_air_time.torch[:, sensor_cfg.body_ids]
+    lifted = (air_s > 0.0) & (air_s <= env.step_dt + 1.0e-6)
+    shortfall = torch.clamp(min_stance_s - data.last_contact_time.torch[:, sensor_cfg.body_ids], min=0.0)
+    return (shortfall * lifted).sum(dim=-1) / env.step_dt
+
+
 def _walking(env: ManagerBasedRLEnv, command_name: str, min_command_mps: float) -> torch.Tensor:
     """Per env, whether the velocity command ``command_name`` asks for a planar speed of ``min_command_mps`` or more."""
     command = env.command_manager.get_command(command_name)[:, :2]
