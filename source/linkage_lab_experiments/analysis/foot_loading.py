@@ -39,10 +39,7 @@ def read_loading(path: str | Path) -> dict[str, Any]:
 
 def compare(reports: dict[str, str | Path]) -> dict[str, Any]:
     """``label → report path`` read into ``foot_loading.json``'s document (labels in the given order)."""
-    return {
-        "reports": {label: str(path) for label, path in reports.items()},
-        "rows": {label: read_loading(path) for label, path in reports.items()},
-    }
+    return {"rows": {label: read_loading(path) for label, path in reports.items()}}
 
 
 def format_table(document: dict[str, Any]) -> str:
@@ -73,7 +70,7 @@ def plot(document: dict[str, Any], path: Path, min_duty_factor: float | None = N
     rows = document["rows"]
     feet = list(next(iter(rows.values()))["duty_factor"])
     width = 0.8 / len(rows)
-    figure, axis = plt.subplots(figsize=(7, 3.5))
+    figure, axis = plt.subplots(figsize=(9, 3.5))
     for k, (label, row) in enumerate(rows.items()):
         offset = (k - (len(rows) - 1) / 2) * width
         values = [row["duty_factor"].get(foot, 0.0) for foot in feet]
@@ -84,7 +81,7 @@ def plot(document: dict[str, Any], path: Path, min_duty_factor: float | None = N
     axis.set_ylim(0.0, 1.0)
     axis.set_ylabel("duty factor (share of the time down)")
     axis.set_title("Which feet carry the robot")
-    axis.legend(fontsize=7)
+    axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     figure.tight_layout()
     save_figure_atomic(figure, path)
     plt.close(figure)
