@@ -207,22 +207,14 @@ def case_result(case: CommandCase, report: dict[str, Any], targets: TrackingTarg
         row["yaw_rate_error_radps"] = error
         checks["yaw_rate_error_radps"] = _check(error, targets.yaw_rate_error_radps)
     if case.lin_vel_x_mps != 0.0 and targets.min_alternation is not None:
-        value = row["alternation"]
-        checks["alternation"] = {
-            "value": value,
-            "limit": targets.min_alternation,
-            "ok": value is not None and value >= targets.min_alternation,
-            "kind": "at least",
-        }
+        checks["alternation"] = _at_least(row["alternation"], targets.min_alternation)
     if targets.min_duty_factor is not None:
-        value = row["min_duty_factor"]
-        checks["min_duty_factor"] = {
-            "value": value,
-            "limit": targets.min_duty_factor,
-            "ok": value is not None and value >= targets.min_duty_factor,
-            "kind": "at least",
-        }
+        checks["min_duty_factor"] = _at_least(row["min_duty_factor"], targets.min_duty_factor)
     return row
+
+
+def _at_least(value: float | None, limit: float) -> dict[str, Any]:
+    return {"value": value, "limit": limit, "ok": value is not None and value >= limit, "kind": "at least"}
 
 
 def min_duty_factor(footfalls: dict[str, Any] | None) -> float | None:
