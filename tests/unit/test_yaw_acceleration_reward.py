@@ -69,3 +69,8 @@ def test_the_limit_recipe_leaves_the_turning_experiments_off():
     assert rewards.airborne.weight == 0.0
     assert rewards.airborne.params["sensor_cfg"].body_names == ".*_foot"
     assert "command_name" not in rewards.airborne.params  # flight is charged turning on the spot too
+    # The foot terms too (policies/experiments/limit_four_feet/ turns them on from scratch), each on the four feet.
+    for name in ("foot_held_up", "short_stance", "feet_slide"):
+        term = getattr(rewards, name)
+        assert term.weight == 0.0 and term.params["sensor_cfg"].body_names == ".*_foot"
+    assert rewards.feet_slide.params["asset_cfg"].body_names == ".*_foot"
