@@ -83,9 +83,6 @@ class LimitRewardsCfg(RewardsCfg):
     # the time (its eval.json). Off: at -1.0 / -3.0 it took that to 11 / 5 % but turned no better on the spot and
     # lost the closed chain's left turn (policies/experiments/limit_airborne/).
     airborne = RewTerm(func=airborne, weight=0.0, params={"sensor_cfg": SceneEntityCfg("contact_forces")})
-    # A foot that slides while it touches the ground (Isaac Lab's term: the foot link's ground speed while its contact
-    # force is above 1 N, summed over the feet, m/s). Off in the recipe. The leg odometry of the robot's base-velocity
-    # estimator takes a touching foot to stand still, so a gait that skids its feet reads short on the robot.
     # A foot off the ground longer than a swing (0.5 s), the time over, up to 1 s per foot. Off in the recipe. The
     # lineage shipped since 2026-12-03 came to hold its right rear foot up for good (duty factor 0.0005 in its
     # eval.json) and hop on the other three (docs/results/2026-12-06_foot_loading.md).
@@ -93,6 +90,9 @@ class LimitRewardsCfg(RewardsCfg):
     # A foot's stance shorter than 0.15 s, charged when it lifts: with the term above alone the held-up foot learnt to
     # tap the ground every half second (2.3 touchdowns/s at a duty factor of 0.06). Off in the recipe.
     short_stance = RewTerm(func=short_stance, weight=0.0, params={"sensor_cfg": SceneEntityCfg("contact_forces")})
+    # A foot that slides while it touches the ground (Isaac Lab's term: the foot link's ground speed while its contact
+    # force is above 1 N, summed over the feet, m/s). Off in the recipe. The leg odometry of the robot's base-velocity
+    # estimator takes a touching foot to stand still, so a gait that skids its feet reads short on the robot.
     feet_slide = RewTerm(
         func=mdp.feet_slide,
         weight=0.0,
