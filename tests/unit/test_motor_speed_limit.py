@@ -47,7 +47,9 @@ def saturating_limit_drive(model: str = "kin_only") -> LinkageDrive:
     test command saturates the motors (the limit, not the PD, sets the torque)."""
     actuator = leg_actuator_cfg(get_robot("limit").config(), model)
     cfg = drive_cfg(actuator, [actuator.stiffness] * 2, [actuator.damping] * 2)
-    return LinkageDrive(replace(cfg, motor_kp=(1e4, 1e4), motor_kd=(0.0, 0.0)), parallelogram_leg())
+    return LinkageDrive(
+        replace(cfg, held_coupling=False, motor_kp=(1e4, 1e4), motor_kd=(0.0, 0.0)), parallelogram_leg()
+    )
 
 
 def motor_torque(drive: LinkageDrive, push: tuple[float, float], joint_vel: tuple[float, float]) -> torch.Tensor:

@@ -23,11 +23,13 @@ def test_a_stress_scales_the_motor_rotors_and_sets_the_floor_friction():
     nominal = chain.compile()
     stressed = chain.compile()
     dofs = chain.bind(stressed).motor_dof
-    PhysicsStress(armature_scale=1.2, ground_friction=0.5).apply(stressed, dofs)
+    PhysicsStress(armature_scale=1.2, ground_friction=0.5, contact_solref=(0.01, 1.375)).apply(stressed, dofs)
     np.testing.assert_allclose(stressed.dof_armature[dofs], 1.2 * nominal.dof_armature[dofs])
     others = np.setdiff1d(np.arange(nominal.nv), dofs)
     np.testing.assert_array_equal(stressed.dof_armature[others], nominal.dof_armature[others])
     assert np.all(stressed.geom_friction[:, 0] == 0.5)
+    assert np.all(nominal.geom_solref == [0.02, 1.0]) and np.all(stressed.geom_solref == [0.01, 1.375])
+    np.testing.assert_array_equal(stressed.eq_solref, nominal.eq_solref)  # the loop closures keep theirs
 
 
 def test_motor_strength_scales_the_torque_after_the_limits():
@@ -48,6 +50,8 @@ def test_a_stress_refuses_non_positive_or_non_finite_values(bad):
         PhysicsStress(motor_strength=bad)
     with pytest.raises(ValueError, match="positive finite"):
         PhysicsStress(ground_friction=bad)
+    with pytest.raises(ValueError, match="positive finite"):
+        PhysicsStress(contact_solref=(bad, 1.0))
 
 
 def test_the_stress_set_covers_the_hardware_gaps():
@@ -73,7 +77,12 @@ def test_sim2sim_gives_the_policy_the_estimate_and_reports_its_error(limit_bundl
     assert exact["mean_feet_used"] >= 3.9  # every tick but the first, which has no torque reading yet
     truth = run_sim2sim(limit_bundle, (0.0, 0.0), 1.0, io_options={"base_velocity": "truth"})
     assert truth["robot_side"]["base_velocity"]["mode"] == "truth"
-    assert estimate["physics_stress"] == {"motor_strength": 1.0, "armature_scale": 1.0, "ground_friction": None}
+    assert estimate["physics_stress"] == {
+        "motor_strength": 1.0,
+        "armature_scale": 1.0,
+        "ground_friction": None,
+        "contact_solref": None,
+    }
 
 
 def test_an_unknown_velocity_mode_is_refused(limit_bundle):  # noqa: F811

@@ -208,6 +208,32 @@ def test_limit_motor_targets_are_j_times_joint_targets(limit_bundle):
     assert samples[2].pos_rad == pytest.approx(pose["fl_hip"] + pose["fl_knee"], abs=1e-6)
 
 
+def test_limit_coupled_drivers_apply_the_full_gain_matrix_the_robots_fold_is_exact_only_at_its_sample(limit_bundle):
+    """``drivers=coupled`` gives each leg's motors K_m = J⁻ᵀ diag(k_h, k_k) J⁻¹ = [[k_h + k_k, −k_k], [−k_k, k_k]] on
+    the unfolded targets; the robot's per-motor drivers, folded from a sample, apply the same torque at that sample
+    and another once the motors have moved."""
+    bundle = load_bundle(limit_bundle)
+    chain = get_robot("limit").closed_chain()
+    factory = get_robot("limit").extra("sim2sim_io")
+    per_motor, coupled = factory(bundle, chain), factory(bundle, chain, drivers="coupled")
+    sampled = {name: value + 0.05 for name, value in chain.default_joint_pos.items()}
+    _, at_sample = _at_rest(chain, sampled)
+    q_star = np.array([chain.default_joint_pos[name] for name in chain.joint_names])
+    folded, full = per_motor.target_command(at_sample, q_star), coupled.target_command(at_sample, q_star)
+    torque = motor_pd_torque(full, at_sample)
+    assert motor_pd_torque(folded, at_sample) == pytest.approx(torque, abs=1e-9)
+    motors = list(chain.motor_names)
+    k_hip, k_knee = (bundle.metadata["kp"][list(chain.joint_names).index(f"fl_{j}")] for j in ("hip", "knee"))
+    hip, knee = motors.index("fl_hip"), motors.index("fl_knee_motor")
+    expected = np.array([[k_hip + k_knee, -k_knee], [-k_knee, k_knee]])
+    assert full.kp[np.ix_([hip, knee], [hip, knee])] == pytest.approx(expected)
+    # θ* − θ at the sample: hip −0.05, knee motor (hip + knee) −0.1.
+    assert torque[[hip, knee]] == pytest.approx([-0.05 * (k_hip + k_knee) + 0.1 * k_knee, 0.05 * k_knee - 0.1 * k_knee])
+    _, moved = _at_rest(chain, {**sampled, "fl_hip": sampled["fl_hip"] + 0.04})
+    held, exact = motor_pd_torque(folded, moved)[knee], motor_pd_torque(full, moved)[knee]
+    assert exact - held == pytest.approx(0.04 * k_knee, rel=1e-6)  # the knee motor's cross term on the hip's move
+
+
 def _ankle_geometry(chain, side):
     (group,) = [g for g in chain.linkages if g.joints[0] == f"{side}_ankle_pitch"]
     return group, group.make_transmission().geometry

@@ -76,6 +76,8 @@ class LinkageDrive:
             raise ValueError(f"unknown explicit_acceleration_limit {cfg.explicit_acceleration_limit!r}")
         if cfg.command_delay_steps < 0:
             raise ValueError("command_delay_steps must be >= 0")
+        if cfg.held_coupling and (cfg.control_space != "motor" or cfg.motor_kp is not None or cfg.motor_kd is not None):
+            raise ValueError("held_coupling needs control_space='motor' with gains mapped from the joint gains")
         self.cfg = cfg
         self.transmission = transmission
         self._reference = torch.zeros(n, dtype=torch.float64)
@@ -93,6 +95,11 @@ class LinkageDrive:
         self._has_prev: torch.Tensor | None = None
         self._delay_buffer: torch.Tensor | None = None
         self._fresh: torch.Tensor | None = None
+        # Held coupling: the motor state (position, velocity) of the last tick, the target it came with, and the
+        # envs that were reset since (they sample afresh).
+        self._held_state: torch.Tensor | None = None
+        self._held_target: torch.Tensor | None = None
+        self._hold_fresh: torch.Tensor | None = None
 
     # ----- what the simulator integrates natively ------------------------------------------------
 
@@ -181,6 +188,8 @@ class LinkageDrive:
             self._acc[index] = 0.0
         if self._fresh is not None:
             self._fresh[index] = True
+        if self._hold_fresh is not None:
+            self._hold_fresh[index] = True
 
     def compute(
         self,
@@ -308,6 +317,15 @@ class LinkageDrive:
         vel_error = transmission.motor_velocity(vel_target, pos_target) - _matvec(jacobian, joint_vel)
         if cfg.motor_kp is not None and cfg.motor_kd is not None:
             motor = self._vec(cfg.motor_kp, pos_error) * pos_error + self._vec(cfg.motor_kd, vel_error) * vel_error
+        elif cfg.held_coupling:
+            jac_inv = torch.linalg.inv(jacobian)
+            motor_pos, motor_vel = transmission.motor_position(joint_pos), _matvec(jacobian, joint_vel)
+            held_pos, held_vel = self._held_motor_state(pos_target, motor_pos, motor_vel)
+            held_pos_error = pos_error + motor_pos - held_pos
+            held_vel_error = vel_error + motor_vel - held_vel
+            motor = _own_and_held(_mapped_gain(joint_kp, jac_inv), pos_error, held_pos_error) + _own_and_held(
+                _mapped_gain(joint_kd, jac_inv), vel_error, held_vel_error
+            )
         else:
             jac_inv = torch.linalg.inv(jacobian)
             motor = self._motor_gain(cfg.motor_kp, joint_kp, jac_inv, pos_error) + self._motor_gain(
@@ -327,8 +345,26 @@ class LinkageDrive:
         """``K_m e``: diagonal motor gains, or ``K_m = J⁻ᵀ K_j J⁻¹`` (``K_j``'s torque for small errors)."""
         if motor_gain is not None:
             return self._vec(motor_gain, motor_error) * motor_error
-        mapped = jac_inv.transpose(-1, -2) @ (joint_gain.unsqueeze(-1) * jac_inv)
-        return _matvec(mapped, motor_error)
+        return _matvec(_mapped_gain(joint_gain, jac_inv), motor_error)
+
+    def _held_motor_state(
+        self, pos_target: torch.Tensor, motor_pos: torch.Tensor, motor_vel: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The motor position and velocity the cross terms use (``held_coupling``): sampled where the target
+        changed (a new control tick) or the env was reset, else the held sample."""
+        state = torch.cat([motor_pos, motor_vel], dim=-1)
+        if self._held_state is None or self._held_state.shape != state.shape:
+            self._held_state = state.clone()
+            self._held_target = pos_target.clone()
+            self._hold_fresh = torch.zeros(state.shape[0], dtype=torch.bool, device=state.device)
+        else:
+            fresh = self._hold_fresh.view(-1, *([1] * (state.ndim - 2)))
+            sample = (pos_target != self._held_target).any(dim=-1) | fresh
+            self._held_state = torch.where(sample.unsqueeze(-1), state, self._held_state)
+            self._held_target = pos_target.clone()
+            self._hold_fresh[:] = False
+        n = motor_pos.shape[-1]
+        return self._held_state[..., :n], self._held_state[..., n:]
 
     def _saturate(self, motor_torque: torch.Tensor, motor_vel: torch.Tensor) -> torch.Tensor:
         cfg = self.cfg
@@ -375,3 +411,15 @@ class LinkageDrive:
 
 def _matvec(matrix: torch.Tensor, vector: torch.Tensor) -> torch.Tensor:
     return (matrix @ vector.unsqueeze(-1)).squeeze(-1)
+
+
+def _mapped_gain(joint_gain: torch.Tensor, jac_inv: torch.Tensor) -> torch.Tensor:
+    """``K_m = J⁻ᵀ diag(K_j) J⁻¹``, ``(..., n, n)``."""
+    return jac_inv.transpose(-1, -2) @ (joint_gain.unsqueeze(-1) * jac_inv)
+
+
+def _own_and_held(gain: torch.Tensor, error: torch.Tensor, held_error: torch.Tensor) -> torch.Tensor:
+    """``diag(K) e + (K − diag(K)) e_held``: each motor's own gain on its error now, the cross terms on the held
+    errors (what a per-motor driver applies with the coupling folded into its target)."""
+    own = torch.diagonal(gain, dim1=-2, dim2=-1)
+    return own * error + _matvec(gain, held_error) - own * held_error

@@ -36,6 +36,14 @@ class LinkageDriveCfg:
     motor_kd: tuple[float, ...] | None = None
     """Per-motor damping gain (N·m·s/rad) for ``control_space="motor"``; ``None``: map ``joint_kd``."""
 
+    held_coupling: bool = False
+    """How motor-space PD with mapped gains applies ``K_m``'s (and ``D_m``'s) cross terms. ``False``: the full
+    matrix on every physics step's error, as a joint-space PD on the host would. ``True``: what per-motor drivers
+    running a coupled gain matrix do (the deploy wire's ``leg_gains="coupled"``: the cross terms folded into each
+    motor's target once per control tick): every step each motor's own gain ``K_m,ii`` on its own error, the
+    cross terms ``Σ_j≠i K_m,ij (θ*_j − θ_j)`` on the motor state sampled when the target last changed (a control
+    tick, or the first step after a reset) and held until the next. A driver sees only its own motor."""
+
     motor_peak_torque_nm: tuple[float, ...] = (10.0, 10.0)
     """Peak torque per motor (N·m)."""
 

@@ -23,20 +23,24 @@ class PhysicsStress:
             off: 0.8 is a motor 20 % weaker than modelled).
         armature_scale: Scale of every motor's reflected rotor inertia.
         ground_friction: The floor's and feet's sliding friction coefficient; ``None`` keeps the model's.
+        contact_solref: Every geom's contact ``solref`` (time constant s, damping ratio): how soft the feet meet
+            the floor; ``None`` keeps the model's (MuJoCo's default 0.02 s, 1).
     """
 
     motor_strength: float = 1.0
     armature_scale: float = 1.0
     ground_friction: float | None = None
+    contact_solref: tuple[float, float] | None = None
 
     def __post_init__(self):
         values = (
             self.motor_strength,
             self.armature_scale,
             1.0 if self.ground_friction is None else self.ground_friction,
+            *((1.0, 1.0) if self.contact_solref is None else self.contact_solref),
         )
         if not all(math.isfinite(v) and v > 0 for v in values):
-            raise ValueError(f"a physics stress takes positive finite scales and friction, got {self}")
+            raise ValueError(f"a physics stress takes positive finite scales, friction and solref, got {self}")
 
     @property
     def nominal(self) -> bool:
@@ -44,11 +48,13 @@ class PhysicsStress:
         return self == PhysicsStress()
 
     def apply(self, model: Any, motor_dof: Any) -> None:
-        """Change the compiled ``mujoco.MjModel`` in place: the motor joints' armature and every geom's sliding
-        friction (MuJoCo takes the larger of two touching geoms', so all are set)."""
+        """Change the compiled ``mujoco.MjModel`` in place: the motor joints' armature, every geom's sliding
+        friction (MuJoCo takes the larger of two touching geoms', so all are set) and contact ``solref``."""
         model.dof_armature[motor_dof] *= self.armature_scale
         if self.ground_friction is not None:
             model.geom_friction[:, 0] = self.ground_friction
+        if self.contact_solref is not None:
+            model.geom_solref[:] = self.contact_solref
 
     def report(self) -> dict[str, Any]:
         """The stress as ``sim2sim.json`` records it."""
@@ -56,6 +62,7 @@ class PhysicsStress:
             "motor_strength": self.motor_strength,
             "armature_scale": self.armature_scale,
             "ground_friction": self.ground_friction,
+            "contact_solref": None if self.contact_solref is None else list(self.contact_solref),
         }
 
 

@@ -62,6 +62,11 @@ def leg_actuator_cfg(cfg: LimitConfig, model: str, physics_dt_s: float = 0.005) 
         coupled_joints=[[f"{leg}_hip", f"{leg}_knee"] for leg in LEGS],
         transmissions=["parallelogram"] * len(LEGS),
         control_space="motor",
+        # The robot's drivers each run PD on their own motor; the export's wire folds K_m's hip-knee cross terms
+        # into the targets from the tick's sample (deploy_config's leg_gains="coupled"), and they stay held until
+        # the next tick. Trained on the full K_m every physics step, a policy walked 27 % slow on the closed chain
+        # (docs/results/2026-12-06_held_coupling.md).
+        held_coupling=True,
         motor_peak_torque_nm=[limits["hip"].effort_nm, limits["knee"].effort_nm],
         motor_no_load_speed_rads=[no_load_speed, no_load_speed],
         motor_stall_torque_nm=[cfg.motor.stall_torque_nm] * 2,

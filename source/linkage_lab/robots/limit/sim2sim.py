@@ -6,10 +6,16 @@ id carries its knee MOTOR's angle, speed and torque), the IMU and odometry an ``
 builds the observation, runs ``policy.onnx`` and encodes the 12 ``JointTarget`` records (``θ* = J q*``,
 diagonal motor gains ``K_m,ii`` with the coupling folded into the targets from the sample). Each record
 becomes its motor's driver PD (pos, vel, kp, kd, max_tq), run by the sim at every physics step.
+
+``drivers="coupled"`` replaces the drivers, for comparison, by ones the robot does not have: each leg's two motors
+under one motor-space PD with the full ``K_m = J⁻ᵀ K_j J⁻¹`` (and ``D_m``) on every physics step's errors, the
+targets unfolded. It measures what holding the cross terms over a tick costs
+(docs/results/2026-12-06_held_coupling.md).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -39,17 +45,26 @@ class LimitSim2SimIO:
         chain: The Limit's closed-chain model.
         base_velocity: ``estimate`` (the robot's estimator: IMU + leg kinematics + contact) or ``truth`` (the
             simulator's base velocity, for comparison).
+        drivers: ``per_motor`` (the robot's: each record's PD on its own motor, the coupling folded into the
+            targets at the tick) or ``coupled`` (a motor-space PD over each leg's two motors with the full gain
+            matrices at every physics step, for comparison).
 
     Raises:
         BundleError: The bundle has no ``deploy.json``, or its wire carries joint angles (firmware conversion,
-            not modelled here), or an unknown ``base_velocity``.
+            not modelled here), or an unknown ``base_velocity`` or ``drivers``.
     """
 
-    def __init__(self, bundle: Bundle, chain: Any, base_velocity: str = "estimate"):
+    def __init__(self, bundle: Bundle, chain: Any, base_velocity: str = "estimate", drivers: str = "per_motor"):
+        if drivers not in ("per_motor", "coupled"):
+            raise BundleError(f"drivers must be 'per_motor' or 'coupled', got {drivers!r}")
         try:
             self.deployment = LimitDeployment(bundle.file(DEPLOY_FILENAME).parent)
+            if drivers == "coupled":  # the targets unfolded: the gain matrices below apply the coupling
+                config = dataclasses.replace(self.deployment.config, leg_gains="diagonal")
+                self.deployment = LimitDeployment(config, bundle.file(DEPLOY_FILENAME).parent / config.policy_file)
         except (KeyError, ValueError) as exc:
             raise BundleError(f"bundle {bundle.path}: {DEPLOY_FILENAME} cannot be used: {exc}") from exc
+        self.drivers = drivers
         config = self.deployment.config
         if config.wire_angles != "motor":
             raise BundleError(
@@ -105,9 +120,17 @@ class LimitSim2SimIO:
         command[:, self.motor_index] = fields.T
         command[0, self.motor_index] = self._sign * (fields[:, 0] - self._offset)
         command[1, self.motor_index] = self._sign * fields[:, 1]
-        return MotorCommand(
-            position_rad=command[0], velocity_rads=command[1], kp=command[2], kd=command[3], max_torque_nm=command[4]
-        )
+        kp, kd = command[2], command[3]
+        if self.drivers == "coupled":
+            kp, kd = (self._motor_matrix(gains) for gains in (self.deployment.config.kp, self.deployment.config.kd))
+        return MotorCommand(position_rad=command[0], velocity_rads=command[1], kp=kp, kd=kd, max_torque_nm=command[4])
+
+    def _motor_matrix(self, joint_gains: Any) -> np.ndarray:
+        """``J⁻ᵀ diag(joint_gains) J⁻¹`` of the wire, in the model's motor order and directions."""
+        matrix = np.zeros((self._num_motors, self._num_motors))
+        signed = self._sign[:, None] * self.deployment.wire.motor_gains(joint_gains) * self._sign[None, :]
+        matrix[np.ix_(self.motor_index, self.motor_index)] = signed
+        return matrix
 
     def policy_command(self, sensors: Sensors, command: np.ndarray) -> MotorCommand:
         """One tick of :meth:`LimitDeployment.step` on the sensed records."""
@@ -133,7 +156,11 @@ class LimitSim2SimIO:
             "leg_gains": config.leg_gains,
             "wire_motors": dict(zip(map(str, JOINT_IDS), self.wire_motors, strict=True)),
             "observation": {t.name: _SOURCES.get(t.source, t.source) for t in config.observation},
-            "drivers": "per-motor PD on each JointTarget (pos, vel, kp, kd, max_tq) at every physics step",
+            "drivers": (
+                "per-motor PD on each JointTarget (pos, vel, kp, kd, max_tq) at every physics step"
+                if self.drivers == "per_motor"
+                else "coupled (not the robot's): each leg's motors under K_m, D_m on every physics step's errors"
+            ),
             "base_velocity": self.velocity.report(),
         }
 
