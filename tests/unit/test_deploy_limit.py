@@ -21,6 +21,7 @@ from linkage_lab.robots.limit.deploy import (
     WireMap,
     write_deploy_config,
 )
+from linkage_lab.robots.limit.deploy_config import LEG_GAINS
 from linkage_lab.robots.limit.joints import JOINT_IDS, JOINT_NAMES
 
 pytestmark = pytest.mark.unit
@@ -85,7 +86,8 @@ def export_dir(tmp_path):
     """A written export: deploy.json and a seeded linear policy; returns (folder, weight, bias)."""
     rng = np.random.default_rng(0)
     weight, bias = 0.1 * rng.standard_normal((N_OBS, 12)), 0.1 * rng.standard_normal(12)
-    write_deploy_config(tmp_path, metadata())
+    # The coupled fold: the driver torques at the sample are the joint PD's exactly (the test below).
+    write_deploy_config(tmp_path, {**metadata(), "leg_gains": "coupled"})
     linear_policy(tmp_path / "policy.onnx", weight, bias)
     return tmp_path, weight, bias
 
@@ -104,7 +106,7 @@ def test_deploy_json_round_trip_and_defaults(tmp_path):
     doc = json.loads(path.read_text())
     assert path.name == "deploy.json"
     assert [(j["id"], j["name"]) for j in doc["joints"]] == list(zip(JOINT_IDS, JOINT_NAMES, strict=True))
-    assert doc["wire_angles"] == "motor" and doc["leg_gains"] == "coupled"
+    assert doc["wire_angles"] == "motor" and doc["leg_gains"] == LEG_GAINS
     assert doc["export"] == {"checkpoint": "model_100.pt"}
     config = LimitDeployConfig.load(tmp_path)
     assert config.observation_size == N_OBS and config.control_period_s == 0.02

@@ -1,6 +1,7 @@
-"""The drive's held coupling against a second model of the robot's drivers: the deploy wire's fold of ``K_m``'s
-cross terms into each motor's target (numpy, :func:`~linkage_lab.deploy.wire.coupling_shift`), then each driver's
-PD on its own motor with its diagonal gain."""
+"""The drive's per-motor gain structures against second models of the robot's drivers: ``held``, the deploy wire's fold
+of ``K_m``'s cross terms into each motor's target (numpy, :func:`~linkage_lab.deploy.wire.coupling_shift`) followed by
+each driver's PD on its own motor with its diagonal gain; ``diagonal``, the hand-mapped diagonal of the parallelogram
+leg's ``K_m``."""
 
 from __future__ import annotations
 
@@ -21,11 +22,11 @@ JACOBIAN = np.array([[1.0, 0.0], [1.0, 1.0]])  # the parallelogram leg: θ = (q_
 DT = 0.005
 
 
-def make_drive(held: bool = True) -> LinkageDrive:
+def make_drive(coupling: str = "held") -> LinkageDrive:
     cfg = LinkageDriveCfg(
         s3n=S3NCfg(model="kin_only"),
         control_space="motor",
-        held_coupling=held,
+        motor_coupling=coupling,
         joint_kp=KP,
         joint_kd=KD,
         motor_peak_torque_nm=(1e3, 1e3),
@@ -56,7 +57,7 @@ def random_state(rng: np.random.Generator, envs: int) -> tuple:
 
 def test_held_cross_terms_match_the_drivers_between_ticks_and_resample_on_a_new_target():
     rng = np.random.default_rng(3)
-    drive, full = make_drive(), make_drive(held=False)
+    drive, full = make_drive(), make_drive("full")
     target = rng.normal(0.0, 0.3, (3, 2))
     tick = random_state(rng, 3)
     # At the tick's sample the fold is exact: the full K_m.
@@ -86,7 +87,23 @@ def test_a_reset_env_samples_afresh_and_the_others_keep_their_tick():
         np.testing.assert_allclose(torques[env], drivers(target[env], sampled, (now[0][env], now[1][env])), atol=1e-10)
 
 
-def test_held_coupling_needs_mapped_motor_gains():
+def test_diagonal_gains_are_each_motors_own_share_of_the_mapped_matrix():
+    """``diag(K_m)`` of ``J⁻ᵀ diag(k_h, k_k) J⁻¹`` with ``J = [[1, 0], [1, 1]]`` is ``(k_h + k_k, k_k)``, on every step,
+    whatever the other motor does."""
+    rng = np.random.default_rng(5)
+    drive = make_drive("diagonal")
+    target = rng.normal(0.0, 0.3, (3, 2))
+    for _ in range(3):
+        position, velocity = random_state(rng, 3)
+        pos_error, vel_error = (target - position) @ JACOBIAN.T, -(velocity @ JACOBIAN.T)
+        expected = pos_error * [KP[0] + KP[1], KP[1]] + vel_error * [KD[0] + KD[1], KD[1]]
+        np.testing.assert_allclose(step(drive, target, (position, velocity)), expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("coupling", ["held", "diagonal"])
+def test_per_motor_gain_structures_need_mapped_motor_gains(coupling):
     for bad in ({"control_space": "joint"}, {"control_space": "motor", "motor_kp": (1.0, 1.0), "motor_kd": (0.1, 0.1)}):
-        with pytest.raises(ValueError, match="held_coupling"):
-            LinkageDrive(LinkageDriveCfg(held_coupling=True, **bad), parallelogram_leg())
+        with pytest.raises(ValueError, match="motor_coupling"):
+            LinkageDrive(LinkageDriveCfg(motor_coupling=coupling, **bad), parallelogram_leg())
+    with pytest.raises(ValueError, match="unknown motor_coupling"):
+        LinkageDrive(LinkageDriveCfg(control_space="motor", motor_coupling="sometimes"), parallelogram_leg())

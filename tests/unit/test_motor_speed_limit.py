@@ -48,7 +48,7 @@ def saturating_limit_drive(model: str = "kin_only") -> LinkageDrive:
     actuator = leg_actuator_cfg(get_robot("limit").config(), model)
     cfg = drive_cfg(actuator, [actuator.stiffness] * 2, [actuator.damping] * 2)
     return LinkageDrive(
-        replace(cfg, held_coupling=False, motor_kp=(1e4, 1e4), motor_kd=(0.0, 0.0)), parallelogram_leg()
+        replace(cfg, motor_coupling="full", motor_kp=(1e4, 1e4), motor_kd=(0.0, 0.0)), parallelogram_leg()
     )
 
 

@@ -208,11 +208,17 @@ def test_limit_motor_targets_are_j_times_joint_targets(limit_bundle):
     assert samples[2].pos_rad == pytest.approx(pose["fl_hip"] + pose["fl_knee"], abs=1e-6)
 
 
-def test_limit_coupled_drivers_apply_the_full_gain_matrix_the_robots_fold_is_exact_only_at_its_sample(limit_bundle):
+def test_limit_coupled_drivers_apply_the_full_gain_matrix_the_robots_fold_is_exact_only_at_its_sample(
+    limit_bundle, tmp_path
+):
     """``drivers=coupled`` gives each leg's motors K_m = J⁻ᵀ diag(k_h, k_k) J⁻¹ = [[k_h + k_k, −k_k], [−k_k, k_k]] on
-    the unfolded targets; the robot's per-motor drivers, folded from a sample, apply the same torque at that sample
-    and another once the motors have moved."""
-    bundle = load_bundle(limit_bundle)
+    the unfolded targets; per-motor drivers with the coupling folded in from a sample (``leg_gains="coupled"``) apply
+    the same torque at that sample and another once the motors have moved."""
+    folded_bundle = tmp_path / "folded"
+    shutil.copytree(limit_bundle, folded_bundle)
+    deploy = json.loads((folded_bundle / "deploy.json").read_text())
+    (folded_bundle / "deploy.json").write_text(json.dumps({**deploy, "leg_gains": "coupled"}))
+    bundle = load_bundle(folded_bundle)
     chain = get_robot("limit").closed_chain()
     factory = get_robot("limit").extra("sim2sim_io")
     per_motor, coupled = factory(bundle, chain), factory(bundle, chain, drivers="coupled")

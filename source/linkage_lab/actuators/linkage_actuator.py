@@ -201,10 +201,9 @@ class LinkageActuatorCfg(ActuatorBaseCfg):
     """``"joint"``: PD on serial joints with the policy's gains, then ``τ_m = J⁻ᵀ τ_j``. ``"motor"``: PD on
     motor angles with ``K_m = J⁻ᵀ K_j J⁻¹`` at the current pose (what a motor driver runs)."""
 
-    held_coupling: bool = LinkageDriveCfg.held_coupling
-    """With ``control_space="motor"``: ``True`` applies ``K_m``'s cross terms as per-motor drivers do, on the motor
-    state of the last control tick, held (:attr:`LinkageDriveCfg.held_coupling`); ``False``: the full matrix every
-    physics step."""
+    motor_coupling: str = LinkageDriveCfg.motor_coupling
+    """With ``control_space="motor"``: how ``K_m``'s cross terms act (:attr:`LinkageDriveCfg.motor_coupling`):
+    ``full`` every physics step, ``held`` from the last control tick's motor sample, ``diagonal`` not at all."""
 
     motor_peak_torque_nm: list[float] = MISSING
     """Peak torque of each motor of a group (N·m). With the identity transmission these are the
@@ -262,7 +261,7 @@ class LinkageActuatorCfg(ActuatorBaseCfg):
 #: The actuator fields that are the drive's (same names, same defaults): copied by :func:`drive_cfg`.
 DRIVE_FIELDS = (
     "control_space",
-    "held_coupling",
+    "motor_coupling",
     "motor_peak_torque_nm",
     "saturation_mode",
     "motor_no_load_speed_rads",

@@ -76,8 +76,12 @@ class LinkageDrive:
             raise ValueError(f"unknown explicit_acceleration_limit {cfg.explicit_acceleration_limit!r}")
         if cfg.command_delay_steps < 0:
             raise ValueError("command_delay_steps must be >= 0")
-        if cfg.held_coupling and (cfg.control_space != "motor" or cfg.motor_kp is not None or cfg.motor_kd is not None):
-            raise ValueError("held_coupling needs control_space='motor' with gains mapped from the joint gains")
+        if cfg.motor_coupling not in ("full", "held", "diagonal"):
+            raise ValueError(f"unknown motor_coupling {cfg.motor_coupling!r}")
+        if cfg.motor_coupling != "full" and (
+            cfg.control_space != "motor" or cfg.motor_kp is not None or cfg.motor_kd is not None
+        ):
+            raise ValueError("motor_coupling held or diagonal needs control_space='motor' with mapped gains")
         self.cfg = cfg
         self.transmission = transmission
         self._reference = torch.zeros(n, dtype=torch.float64)
@@ -317,7 +321,7 @@ class LinkageDrive:
         vel_error = transmission.motor_velocity(vel_target, pos_target) - _matvec(jacobian, joint_vel)
         if cfg.motor_kp is not None and cfg.motor_kd is not None:
             motor = self._vec(cfg.motor_kp, pos_error) * pos_error + self._vec(cfg.motor_kd, vel_error) * vel_error
-        elif cfg.held_coupling:
+        elif cfg.motor_coupling == "held":
             jac_inv = torch.linalg.inv(jacobian)
             motor_pos, motor_vel = transmission.motor_position(joint_pos), _matvec(jacobian, joint_vel)
             held_pos, held_vel = self._held_motor_state(pos_target, motor_pos, motor_vel)
@@ -326,6 +330,10 @@ class LinkageDrive:
             motor = _own_and_held(_mapped_gain(joint_kp, jac_inv), pos_error, held_pos_error) + _own_and_held(
                 _mapped_gain(joint_kd, jac_inv), vel_error, held_vel_error
             )
+        elif cfg.motor_coupling == "diagonal":
+            jac_inv = torch.linalg.inv(jacobian)
+            own = lambda gain: torch.diagonal(_mapped_gain(gain, jac_inv), dim1=-2, dim2=-1)  # noqa: E731
+            motor = own(joint_kp) * pos_error + own(joint_kd) * vel_error
         else:
             jac_inv = torch.linalg.inv(jacobian)
             motor = self._motor_gain(cfg.motor_kp, joint_kp, jac_inv, pos_error) + self._motor_gain(
@@ -350,7 +358,7 @@ class LinkageDrive:
     def _held_motor_state(
         self, pos_target: torch.Tensor, motor_pos: torch.Tensor, motor_vel: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The motor position and velocity the cross terms use (``held_coupling``): sampled where the target
+        """The motor position and velocity the cross terms use (``motor_coupling="held"``): sampled where the target
         changed (a new control tick) or the env was reset, else the held sample."""
         state = torch.cat([motor_pos, motor_vel], dim=-1)
         if self._held_state is None or self._held_state.shape != state.shape:

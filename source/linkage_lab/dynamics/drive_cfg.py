@@ -10,6 +10,7 @@ from linkage_lab.dynamics.s3n import S3NCfg
 from linkage_lab.kinematics.motor_limits import SaturationMode
 
 ExplicitSplit = Literal["paper", "diagonal"]
+MotorCoupling = Literal["full", "held", "diagonal"]
 
 
 @dataclass(frozen=True)
@@ -36,13 +37,14 @@ class LinkageDriveCfg:
     motor_kd: tuple[float, ...] | None = None
     """Per-motor damping gain (N·m·s/rad) for ``control_space="motor"``; ``None``: map ``joint_kd``."""
 
-    held_coupling: bool = False
-    """How motor-space PD with mapped gains applies ``K_m``'s (and ``D_m``'s) cross terms. ``False``: the full
-    matrix on every physics step's error, as a joint-space PD on the host would. ``True``: what per-motor drivers
-    running a coupled gain matrix do (the deploy wire's ``leg_gains="coupled"``: the cross terms folded into each
-    motor's target once per control tick): every step each motor's own gain ``K_m,ii`` on its own error, the
-    cross terms ``Σ_j≠i K_m,ij (θ*_j − θ_j)`` on the motor state sampled when the target last changed (a control
-    tick, or the first step after a reset) and held until the next. A driver sees only its own motor."""
+    motor_coupling: MotorCoupling = "full"
+    """How motor-space PD with mapped gains applies ``K_m``'s (and ``D_m``'s) cross terms, the hip-knee coupling a
+    linkage puts into the joint gains. ``full``: the whole matrix on every physics step's error, as a joint-space PD
+    on the host would. The robot's drivers each run a PD on their own motor, so a wire can give them only:
+    ``held``: each motor's own gain ``K_m,ii`` on its error every step and the cross terms folded into its target from
+    the motor state sampled when the target last changed (a control tick, or the first step after a reset), held until
+    the next (the deploy wire's ``leg_gains="coupled"``); ``diagonal``: each motor's own gain alone, no cross terms
+    (``leg_gains="diagonal"``: joint stiffness ``Jᵀ diag(K_m) J`` instead of ``K_j``)."""
 
     motor_peak_torque_nm: tuple[float, ...] = (10.0, 10.0)
     """Peak torque per motor (N·m)."""

@@ -10,6 +10,7 @@ from isaaclab.assets.articulation import ArticulationCfg
 from linkage_lab.actuators.linkage_actuator import LinkageActuatorCfg, drive_cfg, linkage_actuator_cfg
 from linkage_lab.dynamics.drive_cfg import LinkageDriveCfg
 from linkage_lab.robots.limit.config import LimitConfig, limit_config
+from linkage_lab.robots.limit.deploy_config import LEG_GAINS, MOTOR_COUPLING
 from linkage_lab.robots.limit.joints import JOINT_NAMES, JOINT_TYPES, LEGS
 from linkage_lab.robots.limit.s3n import TASK_PHYSICS_DT_S, leg_body
 from linkage_lab.robots.spawn import local_usd_spawn
@@ -62,11 +63,10 @@ def leg_actuator_cfg(cfg: LimitConfig, model: str, physics_dt_s: float = 0.005) 
         coupled_joints=[[f"{leg}_hip", f"{leg}_knee"] for leg in LEGS],
         transmissions=["parallelogram"] * len(LEGS),
         control_space="motor",
-        # The robot's drivers each run PD on their own motor; the export's wire folds K_m's hip-knee cross terms
-        # into the targets from the tick's sample (deploy_config's leg_gains="coupled"), and they stay held until
-        # the next tick. Trained on the full K_m every physics step, a policy walked 27 % slow on the closed chain
-        # (docs/results/2026-12-06_held_coupling.md).
-        held_coupling=True,
+        # The robot's drivers each run a PD on their own motor, with the gains the export's wire gives them
+        # (deploy_config.LEG_GAINS). Trained on the full K_m every physics step, a policy walked 27 % slow on the
+        # closed chain (docs/results/2026-12-06_held_coupling.md).
+        motor_coupling=MOTOR_COUPLING[LEG_GAINS],
         motor_peak_torque_nm=[limits["hip"].effort_nm, limits["knee"].effort_nm],
         motor_no_load_speed_rads=[no_load_speed, no_load_speed],
         motor_stall_torque_nm=[cfg.motor.stall_torque_nm] * 2,

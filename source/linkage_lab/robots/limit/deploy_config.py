@@ -20,6 +20,12 @@ from linkage_lab.robots.limit.joints import JOINT_IDS, JOINT_NAMES, JOINT_TABLE
 WireAngles = Literal["motor", "joint"]
 LegGains = Literal["coupled", "diagonal"]
 
+#: The leg gains an export gives the Limit's drivers (see :data:`WIRE_DOC`), and so what its training's drive applies
+#: (``articulation.leg_actuator_cfg``): one setting, so that the policy trains on the drivers it will run on.
+LEG_GAINS: LegGains = "diagonal"
+#: The drive's ``motor_coupling`` that models each wire setting.
+MOTOR_COUPLING: dict[str, str] = {"coupled": "held", "diagonal": "diagonal"}
+
 DEPLOY_FORMAT = "linkage_lab/limit_deploy"
 DEPLOY_VERSION = 1
 DEPLOY_FILENAME = "deploy.json"
@@ -57,15 +63,18 @@ id"). Decoding: q_knee = θ_knee_motor − θ_hip, q̇ likewise, τ^s = Jᵀ τ^
 max_tq is the motor's own clamp (the simulator's per-motor peak torque, same numbers).
 wire_angles = "joint": firmware converts, the wire carries serial joint values unchanged.
 
-Gains. The simulated legs run motor-space PD with K_m = J⁻ᵀ K_j J⁻¹, i.e. per leg
+Gains. The policy's joint gains K_j map to motor space as K_m = J⁻ᵀ K_j J⁻¹, i.e. per leg
 [[k_h + k_k, −k_k], [−k_k, k_k]]: it couples hip and knee, and a per-motor driver only takes
-the diagonal. leg_gains = "coupled" (default, what an export uses): each motor gets kp =
-K_m,ii (its exact stiffness against its own angle) and the coupling terms are folded into its
-target from the latest sample, pos_i = θ*_i + Σ_j≠i K_m,ij (θ*_j − θ_j) / K_m,ii (damping
-likewise into vel), so the torque at the sample instant is exactly J⁻ᵀ (K_j e + D_j ė) and
-only the cross terms are held between samples. leg_gains = "diagonal": kp = K_m,ii alone, no
-fold-in; not exact (joint stiffness Jᵀ diag(K_m) J = [[k_h + 2k_k, k_k], [k_k, k_k]] instead
-of diag(k_h, k_k)). Copying joint kp/kd to the motors is never done.
+the diagonal. Two ways to give it to the drivers (LEG_GAINS picks the export's, and training's
+drive models the same one, so a policy trains on the drivers it runs on):
+leg_gains = "coupled": each motor gets kp = K_m,ii (its exact stiffness against its own angle)
+and the coupling terms are folded into its target from the latest sample, pos_i = θ*_i +
+Σ_j≠i K_m,ij (θ*_j − θ_j) / K_m,ii (damping likewise into vel), so the torque at the sample
+instant is exactly J⁻ᵀ (K_j e + D_j ė), and the cross terms stay as they were sampled for the
+whole control period while the other motor moves. leg_gains = "diagonal": kp = K_m,ii alone,
+no fold-in: the joint stiffness is Jᵀ diag(K_m) J = [[k_h + 2k_k, k_k], [k_k, k_k]] instead of
+diag(k_h, k_k), the same at every instant. Copying joint kp/kd to the motors is never done.
+(docs/results/2026-12-06_held_coupling.md compares the two.)
 
 Encoder table. Per id, model angle = sign × (wire − offset_rad), rates and torques × sign;
 identity by default. offset_rad is the wire reading at the model's zero pose (docs/design/robots.md §1.2).
@@ -137,7 +146,7 @@ class LimitDeployConfig:
     encoder_sign: tuple[float, ...] = (1.0,) * NUM_JOINTS
     encoder_offset_rad: tuple[float, ...] = (0.0,) * NUM_JOINTS
     wire_angles: WireAngles = "motor"
-    leg_gains: LegGains = "coupled"
+    leg_gains: LegGains = LEG_GAINS
     hip_knee_jacobian: tuple[tuple[float, float], tuple[float, float]] = HIP_KNEE_JACOBIAN
     action_clip: float | None = None
     target_clip_rad: tuple[tuple[float, float], ...] | None = None
@@ -391,7 +400,7 @@ def write_deploy_config(out_dir: Path, metadata: dict) -> Path:
         encoder_sign=_per_joint(metadata, "encoder_sign", 1.0),
         encoder_offset_rad=_per_joint(metadata, "encoder_offset_rad", 0.0),
         wire_angles=metadata.get("wire_angles", "motor"),
-        leg_gains=metadata.get("leg_gains", "coupled"),
+        leg_gains=metadata.get("leg_gains", LEG_GAINS),
         action_clip=None if metadata.get("action_clip") is None else float(metadata["action_clip"]),
         target_clip_rad=None
         if metadata.get("action_target_clip") is None
