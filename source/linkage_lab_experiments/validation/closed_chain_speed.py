@@ -4,9 +4,10 @@ A policy that walks a command in Isaac Lab may walk it slower or faster on the c
 forward command (one run from rest each, ``sim2sim``'s loop) in the sweep's setting (the robot's estimator and sensor
 noise), then with the simulator's true velocity and exact sensors, and from there one change at a time: motors twice
 as strong, rotor inertia halved, floor friction 0.6, contacts as stiff as Isaac Lab's (MuJoCo-Warp's solref there,
-0.0018 s from Newton's shape stiffness, raised to twice its 5 ms step: 0.01 s at a damping ratio of 1.375), and the
-leg's coupled gains applied by a motor-space PD on every physics step instead of the robot's per-motor drivers
-(``--io-option drivers=coupled``: a driver the robot does not have). It prints and writes each run's speed and RMS
+0.0018 s from Newton's shape stiffness, raised to twice its 5 ms step: 0.01 s at a damping ratio of 1.375), each of the
+wire's two leg-gain settings (``--io-option leg_gains=coupled|diagonal``), and the leg's coupled gains applied by a
+motor-space PD on every physics step instead of the robot's per-motor drivers (``--io-option drivers=coupled``:
+drivers the robot does not have). It prints and writes each run's speed and RMS
 (docs/results/2026-12-06_held_coupling.md).
 
 Run ``python -m linkage_lab_experiments.validation.closed_chain_speed --bundle DIR [--command 0.3] [--duration 12]
@@ -40,6 +41,11 @@ def variants() -> list[tuple[str, dict[str, Any]]]:
         ("  rotor inertia halved", {**truth, "stress": PhysicsStress(armature_scale=0.5)}),
         ("  floor friction 0.6", {**truth, "stress": PhysicsStress(ground_friction=0.6)}),
         ("  Isaac Lab's contact stiffness", {**truth, "stress": isaac_contacts}),
+        (
+            "  wire: coupling folded, held a tick",
+            {**truth, "io_options": {"base_velocity": "truth", "leg_gains": "coupled"}},
+        ),
+        ("  wire: diagonal gains", {**truth, "io_options": {"base_velocity": "truth", "leg_gains": "diagonal"}}),
         ("  coupled PD every physics step", {**truth, "io_options": {"base_velocity": "truth", "drivers": "coupled"}}),
     ]
 

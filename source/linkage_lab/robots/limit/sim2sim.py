@@ -45,22 +45,33 @@ class LimitSim2SimIO:
         chain: The Limit's closed-chain model.
         base_velocity: ``estimate`` (the robot's estimator: IMU + leg kinematics + contact) or ``truth`` (the
             simulator's base velocity, for comparison).
-        drivers: ``per_motor`` (the robot's: each record's PD on its own motor, the coupling folded into the
-            targets at the tick) or ``coupled`` (a motor-space PD over each leg's two motors with the full gain
-            matrices at every physics step, for comparison).
+        drivers: ``per_motor`` (the robot's: each record's PD on its own motor, with the wire's leg gains) or
+            ``coupled`` (a motor-space PD over each leg's two motors with the full gain matrices at every physics
+            step, for comparison).
+        leg_gains: The wire's leg gains (``coupled`` or ``diagonal``, see ``deploy_config.WIRE_DOC``) instead of the
+            bundle's, for comparison; ``None``: the bundle's.
 
     Raises:
         BundleError: The bundle has no ``deploy.json``, or its wire carries joint angles (firmware conversion,
             not modelled here), or an unknown ``base_velocity`` or ``drivers``.
     """
 
-    def __init__(self, bundle: Bundle, chain: Any, base_velocity: str = "estimate", drivers: str = "per_motor"):
+    def __init__(
+        self,
+        bundle: Bundle,
+        chain: Any,
+        base_velocity: str = "estimate",
+        drivers: str = "per_motor",
+        leg_gains: str | None = None,
+    ):
         if drivers not in ("per_motor", "coupled"):
             raise BundleError(f"drivers must be 'per_motor' or 'coupled', got {drivers!r}")
         try:
             self.deployment = LimitDeployment(bundle.file(DEPLOY_FILENAME).parent)
             if drivers == "coupled":  # the targets unfolded: the gain matrices below apply the coupling
-                config = dataclasses.replace(self.deployment.config, leg_gains="diagonal")
+                leg_gains = "diagonal"
+            if leg_gains is not None:
+                config = dataclasses.replace(self.deployment.config, leg_gains=leg_gains)
                 self.deployment = LimitDeployment(config, bundle.file(DEPLOY_FILENAME).parent / config.policy_file)
         except (KeyError, ValueError) as exc:
             raise BundleError(f"bundle {bundle.path}: {DEPLOY_FILENAME} cannot be used: {exc}") from exc
