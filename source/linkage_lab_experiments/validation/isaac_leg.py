@@ -58,6 +58,13 @@ class IsaacConsistencyCfg:
     tolerance_ratio: float = 0.25
     """Pass: per joint, the Isaac-vs-standalone position and torque RMSE are at most this × the
     smallest model-vs-oracle RMSE among the models run (see :func:`run_isaac_consistency`)."""
+    motor_coupling: str | None = "full"
+    """How the chirp's motor-space PD applies the mapped gains' cross terms in all three (Isaac Lab, standalone,
+    oracle; :attr:`LinkageDriveCfg.motor_coupling`). ``full``, the protocol's: what is validated is the leg's
+    dynamics model. Under the Limit drivers' own gains (``diagonal``, its task's: the hip stiffened to
+    ``k_h + 2 k_k``) this 10 Hz chirp put s3n_act's Isaac Lab and standalone legs 10.8 N·m apart on the hip and
+    further from the oracle than kin_only (knee 1.46e-2 against 4.8e-3 rad; docs/results/2026-12-06_held_coupling.md).
+    ``None``: the task's own."""
 
 
 def task_drive_cfg(model: str, physics_dt_s: float | None = None, robot: str | None = None) -> LinkageDriveCfg:
@@ -84,6 +91,10 @@ def _fixed_base_hook(cfg: IsaacConsistencyCfg, record: dict) -> Callable:
         for term in ("push_robot", "reset_base", "add_base_mass", "base_com", "base_external_force_torque"):
             if hasattr(env_cfg.events, term):
                 setattr(env_cfg.events, term, None)
+        if cfg.motor_coupling is not None:
+            for actuator in robot.actuators.values():
+                if hasattr(actuator, "motor_coupling"):
+                    actuator.motor_coupling = cfg.motor_coupling
         record["num_substeps"] = getattr(env_cfg.sim.physics, "num_substeps", None)
 
     return hook
@@ -223,18 +234,23 @@ def run_isaac_consistency(
             operating_pose_rad=tuple(standing),
         )
     )
+
+    def drive(model: str) -> LinkageDriveCfg:
+        task_drive = task_drive_cfg(model, dt, robot)
+        return task_drive if cfg.motor_coupling is None else replace(task_drive, motor_coupling=cfg.motor_coupling)
+
     isaac_runs = {}
     for model in cfg.models:
-        isaac_runs[model] = run_isaac_leg(model, targets, cfg, task_drive_cfg(model, dt, robot))
+        isaac_runs[model] = run_isaac_leg(model, targets, cfg, drive(model))
         if abs(isaac_runs[model].info["physics_dt_s"] - dt) > 1e-12:
             raise RuntimeError(f"the task's physics step is {isaac_runs[model].info['physics_dt_s']} s, not {dt}")
         report(f"isaac {model}")
     body = spec.extra("leg_body")(cfg.leg)
-    oracle = run_oracle_leg(task_drive_cfg("kin_only", dt, robot), body, targets, dt)
+    oracle = run_oracle_leg(drive("kin_only"), body, targets, dt)
     report("oracle")
     results = {}
     for model in cfg.models:
-        standalone = run_standalone_leg(task_drive_cfg(model, dt, robot), body, targets, dt)
+        standalone = run_standalone_leg(drive(model), body, targets, dt)
         isaac = isaac_runs[model]
         results[model] = {
             "isaac_vs_standalone": _pair(isaac, standalone, "joint_torque"),
