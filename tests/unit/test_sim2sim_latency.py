@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import pytest
 from test_sim2sim_runner import limit_bundle  # noqa: F401 - the fixture: a Limit bundle with a linear policy
 
@@ -29,10 +32,16 @@ def test_delays_round_to_the_physics_step_and_refuse_nonsense():
             Latency.from_seconds(bad, 0.0, 0.002)
 
 
-def test_no_delay_is_the_plain_run_and_a_delay_changes_it(limit_bundle):  # noqa: F811
-    plain = run_sim2sim(limit_bundle, (0.3, 0.0), 0.6)
-    zero = run_sim2sim(limit_bundle, (0.3, 0.0), 0.6, delays_s=(0.0, 0.0))
-    late = run_sim2sim(limit_bundle, (0.3, 0.0), 0.6, delays_s=(0.04, 0.02))
+def test_no_delay_is_the_plain_run_and_a_delay_changes_it(limit_bundle, tmp_path):  # noqa: F811
+    # The bundle's zero-action policy sends the same targets whatever it reads; with the coupling folded into the
+    # targets from the sample (leg_gains="coupled") what the drivers get depends on the sample's age.
+    bundle = tmp_path / "folded"
+    shutil.copytree(limit_bundle, bundle)
+    deploy = json.loads((bundle / "deploy.json").read_text())
+    (bundle / "deploy.json").write_text(json.dumps({**deploy, "leg_gains": "coupled"}))
+    plain = run_sim2sim(bundle, (0.3, 0.0), 0.6)
+    zero = run_sim2sim(bundle, (0.3, 0.0), 0.6, delays_s=(0.0, 0.0))
+    late = run_sim2sim(bundle, (0.3, 0.0), 0.6, delays_s=(0.04, 0.02))
     assert zero["tracking"] == plain["tracking"] and zero["motor_torques"] == plain["motor_torques"]
     assert zero["latency"] == {"observation_delay_s": 0.0, "action_delay_s": 0.0, "physics_step_s": 0.002}
     assert late["latency"]["observation_delay_s"] == 0.04 and late["latency"]["action_delay_s"] == 0.02
