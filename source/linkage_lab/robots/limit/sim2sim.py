@@ -4,7 +4,8 @@ Each control tick the motor encoders become 12 ``JointSample`` records by canoni
 id carries its knee MOTOR's angle, speed and torque), the IMU and odometry an ``ImuSample``;
 :class:`~linkage_lab.robots.limit.deploy.LimitDeployment` decodes them (``q_knee = θ_knee_motor − θ_hip``),
 builds the observation, runs ``policy.onnx`` and encodes the 12 ``JointTarget`` records (``θ* = J q*``,
-diagonal motor gains ``K_m,ii`` with the coupling folded into the targets from the sample). Each record
+each motor's own gain ``K_m,ii``; with the bundle's ``leg_gains="coupled"`` the coupling folded into the targets from
+the sample). Each record
 becomes its motor's driver PD (pos, vel, kp, kd, max_tq), run by the sim at every physics step.
 
 ``drivers="coupled"`` replaces the drivers, for comparison, by ones the robot does not have: each leg's two motors
