@@ -319,8 +319,9 @@ def test_a_low_foot_without_load_is_not_planted_when_torques_are_given():
     torque = np.zeros(6)
     torque[:3] = -jacobian.T @ np.array([0.0, 0.0, 40.0])
     cfg = EstimatorCfg(stance_force_n=15.0)
-    with_load = BaseVelocityEstimator([loaded, swinging], cfg)._foot_measurements(q, qd, np.zeros(3), np.eye(3), torque)
-    height_only = BaseVelocityEstimator([loaded, swinging], cfg)._foot_measurements(q, qd, np.zeros(3), np.eye(3))
+    estimator = BaseVelocityEstimator([loaded, swinging], cfg)
+    with_load = estimator._foot_measurements(q, qd, np.zeros(3), np.eye(3), torque)[0]
+    height_only = estimator._foot_measurements(q, qd, np.zeros(3), np.eye(3))[0]
     assert len(with_load) == 1 and len(height_only) == 2
     np.testing.assert_allclose(with_load[0], 0.0, atol=1e-12)  # the loaded foot is still: the base is still
 
@@ -352,13 +353,52 @@ def test_the_limits_stance_test_is_its_weight_shared_as_it_trots_and_as_it_stand
     q = np.array([pose[j] for _ in range(4) for j in ("hip", "knee", "ankle")])
     estimator = limit_base_velocity_estimator(limit)
     standing = _limit_standing_torques(estimator, q, weight_n / 4)
-    assert len(estimator._foot_measurements(q, np.zeros(12), np.zeros(3), np.eye(3), standing)) == 4
+    assert len(estimator._foot_measurements(q, np.zeros(12), np.zeros(3), np.eye(3), standing)[0]) == 4
     trotting = standing.copy()
     trotting[3:9] = 0.0  # fr and rl unloaded; fl and rr hold 23.5 N each, under the stance force
-    assert len(estimator._foot_measurements(q, np.zeros(12), np.zeros(3), np.eye(3), trotting * 2)) == 2
+    assert len(estimator._foot_measurements(q, np.zeros(12), np.zeros(3), np.eye(3), trotting * 2)[0]) == 2
     swinging = _limit_standing_torques(estimator, q, 15.0)
     swinging[3:9] = 0.0  # two legs at 15 N: 30 N between them, under one trotting foot's 37.6 N
-    assert not estimator._foot_measurements(q, np.zeros(12), np.zeros(3), np.eye(3), swinging)
+    assert not estimator._foot_measurements(q, np.zeros(12), np.zeros(3), np.eye(3), swinging)[0]
     # The stance test alone (no standing share) would leave a static stand to the accelerometer.
     alone = BaseVelocityEstimator(estimator.chains, EstimatorCfg(stance_force_n=cfg.stance_force_n))
-    assert not alone._foot_measurements(q, np.zeros(12), np.zeros(3), np.eye(3), standing)
+    assert not alone._foot_measurements(q, np.zeros(12), np.zeros(3), np.eye(3), standing)[0]
+
+
+def _two_feet() -> list[LegChain]:
+    """Two one-joint legs (hip about y at the base's origin, sole 0.2 m below): a hip rate ``q̇`` moves the sole by
+    ``y × (0, 0, −0.2) q̇ = (−0.2 q̇, 0, 0)`` relative to the base, so a planted sole implies a base velocity of
+    ``+0.2 q̇`` along x; a hip at 0.6 rad lifts its sole 35 mm, out of the 15 mm contact band."""
+    return [LegChain(name, (ChainJoint(k, (0.0, 0.0, 0.0)),), (0.0, 0.0, -0.2)) for k, name in enumerate("ab")]
+
+
+def test_a_landing_foot_counts_only_once_it_has_settled():
+    """With ``settle_updates=1`` a foot's first update on the ground is left out (a landing skid does not reach the
+    estimate) and a foot that lifts starts again; with 0 the same skid moves the estimate."""
+    still, lifted = np.zeros(2), np.array([0.0, 0.6])
+    skid = np.array([0.0, 0.5])  # foot b lands with its hip still turning: it implies +0.1 m/s, the base is still
+    # The first update after a reset takes both feet (the estimate knows nothing yet); from then on a foot settles.
+    steps = [(still, np.zeros(2), 2), (still, np.zeros(2), 2), (lifted, np.zeros(2), 1), (still, skid, 1)]
+    settled = BaseVelocityEstimator(_two_feet(), EstimatorCfg(use_accelerometer=False, settle_updates=1))
+    for q, qd, used in steps:
+        v_b = settled.update(0.02, q, qd, np.zeros(3), AT_REST_F, np.eye(3))
+        assert settled.state.feet_used == used
+    np.testing.assert_allclose(v_b, 0.0, atol=1e-12)
+    assert list(settled.state.planted_updates) == [4, 1]
+    # The next update foot b is still down: it counts (and, still now, agrees).
+    settled.update(0.02, still, np.zeros(2), np.zeros(3), AT_REST_F, np.eye(3))
+    assert settled.state.feet_used == 2
+    at_once = BaseVelocityEstimator(_two_feet(), EstimatorCfg(use_accelerometer=False))
+    for q, qd, _ in steps:
+        v_b = at_once.update(0.02, q, qd, np.zeros(3), AT_REST_F, np.eye(3))
+    assert at_once.state.feet_used == 2 and v_b[0] > 0.01  # the skid pulled the estimate forward
+    # A reset forgets the feet and the first measurement: both count at once again, then settle after a lift.
+    settled.reset()
+    settled.update(0.02, still, np.zeros(2), np.zeros(3), AT_REST_F, np.eye(3))
+    assert settled.state.feet_used == 2 and settled.state.measured
+    settled.update(0.02, lifted, np.zeros(2), np.zeros(3), AT_REST_F, np.eye(3))
+    settled.update(0.02, still, np.zeros(2), np.zeros(3), AT_REST_F, np.eye(3))
+    assert settled.state.feet_used == 1
+    for bad in (-1, 0.5):
+        with pytest.raises(ValueError, match="settle_updates"):
+            BaseVelocityEstimator(_two_feet(), EstimatorCfg(settle_updates=bad))

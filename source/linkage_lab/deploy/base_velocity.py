@@ -18,7 +18,15 @@ this on the world-frame velocity ``v``:
   does, by ``standing_force_n`` with the feet together holding ``stance_force_n``: standing, the feet share the
   weight);
   a foot whose innovation fails the χ² gate (swing, slip) is left out, unless every foot fails, when
-  the best one is used so the estimate cannot drift away for good.
+  the best one is used so the estimate cannot drift away for good;
+* with ``settle_updates`` n, a foot counts only from its (n+1)-th update in a row planted (the rules above but
+  the gate): a landing foot is often still moving (it skids or bounces while it loads),
+  and a trot with short stances would feed that skid into every step's estimate. Before the first measurement
+  after a reset every planted foot counts.
+
+The predict step takes ``f`` as the IMU's mean specific force over the update's ``Δt`` (its velocity increment
+divided by ``Δt``), not one sample: at a 50 Hz update a single sample of a foot's landing impact would stand for
+the whole period.
 
 The leg chains are data (:class:`LegChain`: joint origins and axes from the robot's description, the
 foot's sole point), so the same filter runs any robot; the robot's package says which links are feet.
@@ -138,6 +146,8 @@ class EstimatorCfg:
             standing on all its feet shares its weight among them, so each may hold less than a trotting foot does,
             while legs swinging through a flight phase together hold little; 0: none then.
         use_accelerometer: ``False``: leg odometry alone (the prediction keeps ``v``; for comparisons).
+        settle_updates: A foot's leg odometry counts only once the foot has been planted (band and stance test) this
+            many updates in a row before (0: from its first); before the first measurement after a reset, at once.
     """
 
     accel_noise_mps2: float = 0.5
@@ -147,15 +157,20 @@ class EstimatorCfg:
     stance_force_n: float = 0.0
     standing_force_n: float = 0.0
     use_accelerometer: bool = True
+    settle_updates: int = 0
 
 
 @dataclass
 class EstimatorState:
-    """What :meth:`BaseVelocityEstimator.update` keeps between calls."""
+    """What :meth:`BaseVelocityEstimator.update` keeps between calls; ``planted_updates``: per foot, the updates in a
+    row it has been planted (empty before the first update); ``measured``: whether a foot has been measured since the
+    last reset."""
 
     velocity_w: np.ndarray = field(default_factory=lambda: np.zeros(3))
     covariance: np.ndarray = field(default_factory=lambda: np.eye(3))
     feet_used: int = 0
+    planted_updates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    measured: bool = False
 
 
 class BaseVelocityEstimator:
@@ -176,6 +191,8 @@ class BaseVelocityEstimator:
             raise ValueError("a base-velocity estimator needs at least one leg chain")
         if not (self.cfg.accel_noise_mps2 > 0 and self.cfg.foot_noise_mps > 0 and self.cfg.gate_chi2 > 0):
             raise ValueError(f"estimator noises and gate must be positive, got {self.cfg}")
+        if int(self.cfg.settle_updates) != self.cfg.settle_updates or self.cfg.settle_updates < 0:
+            raise ValueError(f"settle_updates must be a whole number >= 0, got {self.cfg.settle_updates!r}")
         self.state = EstimatorState()
 
     def reset(self, velocity_w: Sequence[float] | None = None, sigma_mps: float = 1.0) -> None:
@@ -200,7 +217,7 @@ class BaseVelocityEstimator:
             joint_pos: Joint angles (rad), indexed as the chains' joints say.
             joint_vel: Joint rates (rad/s), same indexing.
             gyro_b: IMU angular velocity in the base frame (rad/s).
-            accelerometer_b: IMU specific force in the base frame (m/s², +9.81 up at rest).
+            accelerometer_b: IMU specific force in the base frame (m/s², +9.81 up at rest), its mean over ``dt_s``.
             rotation_wb: IMU orientation as a rotation matrix, base → world.
             joint_torque: Joint torques (N·m), same indexing, for the stance test (``cfg.stance_force_n``);
                 ``None``: the height band alone.
@@ -218,9 +235,15 @@ class BaseVelocityEstimator:
         if cfg.use_accelerometer:
             velocity += (rotation @ np.asarray(accelerometer_b, dtype=float) + GRAVITY_W) * dt_s
         covariance += np.eye(3) * cfg.accel_noise_mps2**2 * dt_s
-        measurements = self._foot_measurements(
+        measurements, planted = self._foot_measurements(
             joint_pos, joint_vel, np.asarray(gyro_b, dtype=float), rotation, joint_torque
         )
+        streak = state.planted_updates if len(state.planted_updates) == len(planted) else np.zeros(len(planted), int)
+        streak = np.where(planted, streak + 1, 0)
+        # Until a foot has been measured the estimate knows nothing (it starts at rest, σ ~ 1 m/s): any planted foot
+        # is better than none, so the settling waits for the first measurement.
+        settle = cfg.settle_updates if state.measured else 0
+        measurements = [z for z, n in zip(measurements, streak[planted], strict=True) if n > settle]
         noise = np.eye(3) * cfg.foot_noise_mps**2
         scored = []
         for z in measurements:
@@ -234,7 +257,9 @@ class BaseVelocityEstimator:
             gain = covariance @ np.linalg.inv(covariance + noise)
             velocity = velocity + gain @ (z - velocity)
             covariance = (np.eye(3) - gain) @ covariance
-        self.state = EstimatorState(velocity, 0.5 * (covariance + covariance.T), len(accepted))
+        self.state = EstimatorState(
+            velocity, 0.5 * (covariance + covariance.T), len(accepted), streak, state.measured or bool(accepted)
+        )
         return rotation.T @ velocity
 
     def _foot_measurements(
@@ -244,9 +269,9 @@ class BaseVelocityEstimator:
         gyro_b: np.ndarray,
         rotation: np.ndarray,
         joint_torque: np.ndarray | None = None,
-    ) -> list[np.ndarray]:
+    ) -> tuple[list[np.ndarray], np.ndarray]:
         """World-frame base velocities implied by each foot low enough (and, given torques, loaded enough) to be
-        planted."""
+        planted, and which feet those are (bool per chain)."""
         down_b = rotation.T @ np.array([0.0, 0.0, -1.0])
         feet = [chain.foot_point(joint_pos, joint_vel, down_b) for chain in self.chains]
         heights = np.array([(rotation @ point)[2] for point, _ in feet])
@@ -264,7 +289,8 @@ class BaseVelocityEstimator:
                 if upward[shared].sum() >= self.cfg.stance_force_n:
                     stance = shared
             low = stance
-        return [-rotation @ (rel + np.cross(gyro_b, point)) for (point, rel), planted in zip(feet, low) if planted]
+        implied = [-rotation @ (rel + np.cross(gyro_b, point)) for (point, rel), planted in zip(feet, low) if planted]
+        return implied, low
 
 
 def estimator_document(estimator: BaseVelocityEstimator, joint_names: Sequence[str]) -> dict[str, Any]:

@@ -2,9 +2,10 @@
 
 It publishes what the robot's drivers and IMU would, each control period: the per-motor samples (angle, speed,
 torque applied over the last physics step; ``cur_a`` 0 and ``temp_c`` 25 °C as the model has no motor current or
-temperature), an ``sensor_msgs/Imu`` (gyro, specific force, orientation) and, once, its :class:`RobotInfo`. Every
-physics step it runs each motor driver's PD on the newest target record, ``τ = clip(kp (pos − θ) + kd (vel − θ̇),
-±max_tq)``, then the motor's torque–speed line: the same drivers and physics as ``linkage-lab sim2sim``.
+temperature), an ``sensor_msgs/Imu`` (gyro, orientation, and the specific force averaged over the period, as the
+estimator takes it) and, once, its :class:`RobotInfo`. Every physics step it runs each motor driver's PD on the
+newest target record, ``τ = clip(kp (pos − θ) + kd (vel − θ̇), ±max_tq)``, then the motor's torque–speed line: the
+same drivers and physics as ``linkage-lab sim2sim``.
 
 Until the first target arrives the physics does not advance (the robot is switched on in its standing pose; the
 samples repeat it). A robot whose wire says ``starts_on_stand`` (Marvin: on the soft start's PD alone, with nothing
@@ -32,7 +33,7 @@ from linkage_lab.io import write_json_atomic
 from linkage_lab.sim2sim.drive import MotorCommand, driver_clamp, motor_pd_torque
 from linkage_lab.sim2sim.metrics import FallRule
 from linkage_lab.sim2sim.mjcf import FREE_JOINT
-from linkage_lab.sim2sim.sensors import SensorReader, Sensors
+from linkage_lab.sim2sim.sensors import ImuAverage, SensorReader, Sensors
 
 __all__ = ["SimulatedRobot", "imu_arrays"]
 
@@ -66,6 +67,7 @@ class SimulatedRobot:
         if self.substeps < 1 or abs(self.substeps * self.dt - control_period_s) > 1e-9:
             raise ValueError(f"control period {control_period_s} s is not a multiple of the physics step {self.dt} s")
         self.control_period_s = float(control_period_s)
+        self.imu = ImuAverage(self.substeps)
         self.ids = bus.wire.ids(chain.motor_names)
         self._index = {int(i): k for k, i in enumerate(self.ids)}
         self.fall_rule = FallRule.from_standing_height(float(self.reader.read(self.data).base_pos_w[2]))
@@ -103,6 +105,9 @@ class SimulatedRobot:
         torque = driver_clamp(self.command, motor_pd_torque(self.command, sensors))
         self.chain.apply_motor_torque(self.data, torque)
         mujoco.mj_step2(self.model, self.data)
+        # The step's specific force (mj_step2 computes it before it integrates) with the orientation the step
+        # started from (the quaternion sensor is mj_step1's): the IMU's window takes one per physics step.
+        self.imu.add(self.reader.read(self.data))
         if self.held:
             self.data.qpos[self._free_qpos : self._free_qpos + 7] = self._stand_pose
             self.data.qvel[self._free_dof : self._free_dof + 6] = 0.0
@@ -114,8 +119,8 @@ class SimulatedRobot:
             self.held = False
 
     def publish(self) -> None:
-        """The samples and the IMU of now."""
-        sensors = self.sense()
+        """The samples and the IMU of now (its specific force the mean over the last control period)."""
+        sensors = self.imu.averaged(self.sense())
         n = len(self.ids)
         values = np.column_stack(
             [

@@ -38,7 +38,7 @@ from linkage_lab.sim2sim.metrics import FallRule, MotorTorqueStats, feet_in_cont
 from linkage_lab.sim2sim.mjcf import FREE_JOINT, Ground, SolverSettings
 from linkage_lab.sim2sim.race import SPRINT_HEADING, SPRINT_LANE, heading_hold, race_as_it_stands, sprint_setup
 from linkage_lab.sim2sim.robot_side import check_io_options, resolve_robot
-from linkage_lab.sim2sim.sensors import SensorNoiseModel, SensorReader, Sensors
+from linkage_lab.sim2sim.sensors import ImuAverage, SensorNoiseModel, SensorReader, Sensors
 from linkage_lab.sim2sim.stress import PhysicsStress
 from linkage_lab.typed_config import SensorNoise
 
@@ -88,6 +88,7 @@ class _Run:
                 f"bundle control period {bundle.control_period_s} s is not a multiple of the model's "
                 f"timestep {self.dt} s"
             )
+        self.imu = ImuAverage(self.substeps)
         self.fall_rule = FallRule.from_standing_height(float(self.reader.read(self.data).base_pos_w[2]))
         self.torques = MotorTorqueStats(self.chain.motor_names, [m.peak_torque_nm for m in self.chain.motors], self.dt)
         self.tracking = TrackingStats()
@@ -100,7 +101,7 @@ class _Run:
         import mujoco
 
         mujoco.mj_step1(self.model, self.data)
-        return self.reader.read(self.data)
+        return self.imu.add(self.reader.read(self.data))
 
     def physics_step(self, command: MotorCommand, sensors: Sensors) -> None:
         import mujoco

@@ -11,6 +11,7 @@ output (:mod:`linkage_lab.sim2sim.velocity_source`) and read the truth only to s
 from __future__ import annotations
 
 import dataclasses
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -138,6 +139,46 @@ class SensorReader:
             base_pos_w=data.qpos[self._qpos : self._qpos + 3].copy(),
             base_lin_vel_b=quat_to_matrix(quat).T @ lin_vel_w,
         )
+
+
+class ImuAverage:
+    """The IMU's specific force as its mean over the last control period, what the robot side is given.
+
+    A robot's estimator runs once per control tick, and a single accelerometer sample taken then would stand for the
+    whole period: a foot's landing impact caught in it (or missed) puts a velocity step into the integral. IMUs
+    sample at hundreds of hertz and give a period's velocity increment (a delta-velocity output, or the mean of the
+    samples in their FIFO), so the reading here is the mean of the last ``steps`` physics steps' specific force,
+    summed in the world frame and turned into the base frame of now.
+
+    Args:
+        steps: Physics steps per control period (1: the sample itself).
+
+    Raises:
+        ValueError: ``steps`` below 1.
+    """
+
+    def __init__(self, steps: int):
+        if int(steps) != steps or steps < 1:
+            raise ValueError(f"an IMU average needs a whole number of steps >= 1, got {steps!r}")
+        self._forces: deque[np.ndarray] = deque(maxlen=int(steps))
+
+    def reset(self) -> None:
+        """Forget the samples (a new run)."""
+        self._forces.clear()
+
+    def add(self, sensors: Sensors) -> Sensors:
+        """Take one physics step's reading; returns it with ``accelerometer_b`` the mean over the window."""
+        rotation = quat_to_matrix(sensors.quat_wxyz)
+        self._forces.append(rotation @ np.asarray(sensors.accelerometer_b, dtype=float))
+        return self.averaged(sensors)
+
+    def averaged(self, sensors: Sensors) -> Sensors:
+        """``sensors`` with ``accelerometer_b`` the window's mean in its base frame (unchanged while the window is
+        empty), the reading itself not taken."""
+        if not self._forces:
+            return sensors
+        rotation = quat_to_matrix(sensors.quat_wxyz)
+        return dataclasses.replace(sensors, accelerometer_b=rotation.T @ np.mean(self._forces, axis=0))
 
 
 class SensorNoiseModel:

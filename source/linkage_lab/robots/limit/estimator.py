@@ -41,15 +41,22 @@ STANCE_WEIGHT_SHARE = 0.4
 #: on the accelerometer alone the estimate would drift with its bias; swinging through a flight phase, the legs
 #: together hold less.
 STANDING_WEIGHT_SHARE = 0.15
+#: A foot counts from its second update in a row on the ground (:attr:`EstimatorCfg.settle_updates`). The shipped
+#: trot lands each foot for two or three 20 ms ticks, and on its landing tick a foot is still skidding: on the closed
+#: chain at -0.3 m/s its leg odometry read the walk 0.16 m/s short on that tick and within 0.01 after
+#: (`python -m linkage_lab_experiments.validation.estimator_touchdown`, docs/results/2026-12-06_touchdown.md).
+SETTLE_UPDATES = 1
 
 
 def limit_estimator_cfg(cfg: LimitConfig) -> EstimatorCfg:
-    """The estimator's settings for the Limit: the default noise model and the stance test at
-    :data:`STANCE_WEIGHT_SHARE` (standing: :data:`STANDING_WEIGHT_SHARE`) of its weight."""
+    """The estimator's settings for the Limit: the default noise model, the stance test at
+    :data:`STANCE_WEIGHT_SHARE` (standing: :data:`STANDING_WEIGHT_SHARE`) of its weight, and
+    :data:`SETTLE_UPDATES`."""
     weight_n = float(build_limit_model(cfg).total_mass() * -GRAVITY_W[2])
     return EstimatorCfg(
         stance_force_n=round(STANCE_WEIGHT_SHARE * weight_n, 1),
         standing_force_n=round(STANDING_WEIGHT_SHARE * weight_n, 1),
+        settle_updates=SETTLE_UPDATES,
     )
 
 
