@@ -6,20 +6,21 @@ from linkage_lab.evaluation.sweep import SWEEP_FILES, Acceptance, CommandCase, K
 
 #: Why the shipped policy (the lineage of its ``train.json``: 700 iterations from scratch with the foot terms, 300 on
 #: the sharp tracking kernels, then 600 on the robot drivers' diagonal leg gains) misses what it misses; the numbers
-#: are its ``sweep.json`` / ``closed_chain_sweep.json`` (docs/results/2026-12-06_held_coupling.md).
+#: are its ``sweep.json`` / ``closed_chain_sweep.json`` (docs/results/2026-12-06_held_coupling.md; the closed chain's
+#: since the estimator's landing rule and the IMU's period mean, docs/results/2026-12-06_touchdown.md).
 _WALK = (
     "its walks in Isaac Lab track at lin-vel RMS 0.066-0.070 m/s at -0.3 / 0 / 0.3 / 0.5 m/s, the mean speed within "
     "0.015 m/s of the command (8 episodes each). It trains on the drivers the robot has: each motor's own share of "
     "the mapped gains (the export's leg_gains='diagonal'), where its lineage trained on the full coupled gain matrix "
     "every physics step, which no per-motor driver runs. The lineage met these targets there (0.058 / 0.028 / "
     "0.049 / 0.058 at iteration 999) and walked the closed chain 27 % slow (0.219 m/s at 0.3); on the drivers' "
-    "gains it walks the closed chain at speed (0.344 m/s at 0.3, 0.506 at 0.5) and lost this much in Isaac Lab, "
+    "gains it walks the closed chain at speed (0.354 m/s at 0.3, 0.525 at 0.5) and lost this much in Isaac Lab, "
     "under its randomised latency, motors and velocity error. Its last 200 iterations took it from 0.072-0.097"
 )
 _TURN = (
-    "turning on the spot it reaches the command both ways (+0.272 / -0.300 rad/s in Isaac Lab, +0.263 / -0.244 on "
+    "turning on the spot it reaches the command both ways (+0.272 / -0.300 rad/s in Isaac Lab, +0.267 / -0.258 on "
     "the closed chain), but the yaw rate swings with each step of the trot: yaw RMS 0.151 / 0.144 in Isaac Lab, "
-    "0.127 / 0.127 on the closed chain. The three-legged lineage shipped before swung less in Isaac Lab (0.117 / "
+    "0.128 / 0.126 on the closed chain. The three-legged lineage shipped before swung less in Isaac Lab (0.117 / "
     "0.127) and as much on the closed chain (0.113 / 0.143), and turned left only weakly on four feet before these "
     "drivers (+0.147). A sharper yaw kernel, a stronger action-rate penalty, a trot term, a cost on the yaw "
     "acceleration, a cost on flight, smoothed joint targets and a MEMS gyro's noise each left that lineage swinging "
@@ -27,15 +28,6 @@ _TURN = (
     "limit_action_rate, limit_trot_gait, limit_yaw_acceleration, limit_airborne, limit_target_filter, "
     "limit_sensor_noise)"
 )
-_BACKWARD = (
-    "walking backward on the closed chain it runs fast: -0.360 m/s at lin-vel RMS 0.101 over 4 runs (Isaac Lab: "
-    "-0.300, 0.069), on four feet (the least-loaded one down 45 % of the time). Its velocity estimate reads the "
-    "backward walk 0.15 m/s short (bias +0.149 with exact sensors: "
-    "linkage_lab_experiments.validation.estimator_sensors; forward +0.04), as the lineage's did, and the policy "
-    "walks faster to make it up: on the simulator's true velocity it walks -0.333 m/s at RMS 0.067 "
-    "(linkage_lab_experiments.validation.closed_chain_speed)"
-)
-
 #: Every foot on the ground at least this share of the time, on every command: a trot puts each foot down about half
 #: of it. A policy that holds a leg up walks on three, overloading their motors, and hops between them, which leaves
 #: its base-velocity estimate without a planted foot (docs/results/2026-12-06_foot_loading.md).
@@ -66,6 +58,5 @@ LIMIT_ACCEPTANCE = Acceptance(
     known_misses=(
         *(KnownMiss("isaac_lab", case.name, "lin_vel_xy_rms_mps", _WALK) for case in _CASES[:4]),
         *(KnownMiss(sim, case.name, "yaw_rate_rms_radps", _TURN) for sim in SWEEP_FILES for case in _CASES[4:]),
-        KnownMiss("closed_chain", "vx-0.30_wz+0.00", "lin_vel_xy_rms_mps", _BACKWARD),
     ),
 )
