@@ -100,18 +100,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--min-duty-factor", type=float, default=None, help="draw the acceptance's mark")
     parser.add_argument("--out", default="outputs/foot_loading", help="output folder")
     args = parser.parse_args(argv)
-    from linkage_lab.io import write_json_atomic
+    from linkage_lab_experiments.results import write_result
 
     try:
         document = compare(dict(args.reports))
     except ValueError as exc:
         parser.exit(2, f"error: {exc}\n")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out / "foot_loading.json", document)
-    plot(document, out / "foot_loading.png", args.min_duty_factor)
     print(format_table(document))
-    print(f"wrote {out / 'foot_loading.json'} and {out / 'foot_loading.png'}")
+    write_result(args.out, "foot_loading", document, lambda path: plot(document, path, args.min_duty_factor))
     return 0
 
 

@@ -185,14 +185,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--out", default="outputs/estimator_sensors", help="output folder")
     args = parser.parse_args(argv)
-    from linkage_lab.io import write_json_atomic
+    from linkage_lab_experiments.results import write_result
 
     document = measure(args.bundle, args.command, args.duration, args.components, args.stance_force)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out / "estimator_sensors.json", document)
-    plot(document, out / "estimator_sensors.png")
-    print(f"wrote {out / 'estimator_sensors.json'} and {out / 'estimator_sensors.png'}")
+    write_result(args.out, "estimator_sensors", document, lambda path: plot(document, path))
     return 0
 
 

@@ -335,16 +335,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error(f"--seeds must be at least 1, got {args.seeds}")
-    from linkage_lab.io import write_json_atomic
+    from linkage_lab_experiments.results import write_result
 
     document = measure(args.bundle, args.command, args.duration)
     if args.variants:
         document["variants"] = compare(args.bundle, args.command, args.duration, args.seeds)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out / "estimator_touchdown.json", document)
-    plot(document, out / "estimator_touchdown.png")
-    print(f"wrote {out / 'estimator_touchdown.json'} and {out / 'estimator_touchdown.png'}")
+    write_result(args.out, "estimator_touchdown", document, lambda path: plot(document, path))
     return 0
 
 
