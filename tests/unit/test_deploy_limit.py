@@ -11,6 +11,7 @@ from dataclasses import replace
 import numpy as np
 import onnx
 import pytest
+import torch
 from onnx import TensorProto, helper, numpy_helper
 
 from linkage_lab.robots.limit.deploy import (
@@ -23,6 +24,7 @@ from linkage_lab.robots.limit.deploy import (
 )
 from linkage_lab.robots.limit.deploy_config import LEG_GAINS
 from linkage_lab.robots.limit.joints import JOINT_IDS, JOINT_NAMES
+from linkage_lab.tasks.velocity.gait_clock import clock_observation, clock_phase
 
 pytestmark = pytest.mark.unit
 
@@ -393,3 +395,28 @@ def test_targets_are_clipped_to_the_trained_range(tmp_path):
     assert LimitDeployConfig.load(tmp_path).target_clip_rad is None
     with pytest.raises(ValueError, match="lowest <= highest"):
         write_deploy_config(tmp_path, metadata(action_target_clip=[[0.1, -0.1]] * 12))
+
+
+def test_the_limit_deployment_runs_the_clock(tmp_path):
+    layout = [*LAYOUT, {"name": "gait_clock", "size": 2, "scale": 1.0, "params": {"frequency_hz": 3.0}}]
+    write_deploy_config(tmp_path, metadata(observation_layout=layout))
+    config = LimitDeployConfig.load(tmp_path)
+    assert config.observation[-1].frequency_hz == 3.0
+    assert LimitDeployConfig.from_dict(config.to_dict()) == config
+    linear_policy(tmp_path / "policy.onnx", np.zeros((N_OBS + 2, 12)), np.zeros(12))
+    deployment = LimitDeployment(tmp_path)
+    samples = samples_for(np.zeros(12))
+    seen = []
+    for _ in range(4):
+        seen.append(deployment.observation(samples, IMU, COMMAND)[N_OBS:])
+        deployment.step(samples, IMU, COMMAND)
+    expected = clock_observation(clock_phase(torch.arange(4), 0.02, 3.0)).numpy()
+    np.testing.assert_allclose(np.array(seen), expected, atol=1e-6)
+    deployment.reset()
+    np.testing.assert_allclose(deployment.observation(samples, IMU, COMMAND)[N_OBS:], [0.0, 1.0], atol=1e-7)
+
+
+def test_a_clock_term_without_a_frequency_is_refused(tmp_path):
+    layout = [*LAYOUT, {"name": "gait_clock", "size": 2, "scale": 1.0}]
+    with pytest.raises(ValueError, match="frequency_hz"):
+        write_deploy_config(tmp_path, metadata(observation_layout=layout))

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from linkage_lab.deploy.gait_clock import CLOCK_FUNCTION, GaitClock, clock_frequency
 from linkage_lab.deploy.onnx_session import cpu_session
 from linkage_lab.deploy.target_filter import TargetFilter
 
@@ -226,6 +227,15 @@ class BundlePolicy:
             bundle.file(metadata["residual_gait"]["file"])
             self.composer = ResidualGaitComposer(bundle.path)
             extra[metadata["residual_gait"]["observation_term"]] = self.composer.observation
+        #: The gait clock of a clock-trained policy (its observation term's ``params.frequency_hz``), else ``None``.
+        self.clock: GaitClock | None = None
+        for term in metadata["observation_layout"]:
+            if _function_name(term) == CLOCK_FUNCTION:
+                try:
+                    self.clock = GaitClock(bundle.control_period_s, clock_frequency(term))
+                except ValueError as exc:
+                    raise BundleError(f"{bundle.path / METADATA_FILE}: {exc}") from exc
+                extra[term["name"]] = self.clock.observation
         self.observation = ObservationBuilder(metadata["observation_layout"], extra)
         widths = {i.name: i.shape[-1] for i in self.session.get_inputs()} | {
             o.name: o.shape[-1] for o in self.session.get_outputs()
@@ -252,17 +262,21 @@ class BundlePolicy:
         self.last_raw_action: np.ndarray | None = None
 
     def reset(self) -> None:
-        """Start of an episode: no last (or previous) action, the gait (if any) at its initial state."""
+        """Start of an episode: no last (or previous) action, the gait and the clock (if any) at their start."""
         self.last_action[:] = 0.0
         self.previous_action[:] = 0.0
         self.target_filter.reset()
         if self.composer is not None:
             self.composer.reset()
+        if self.clock is not None:
+            self.clock.reset()
 
     def act(self, values: Mapping[str, np.ndarray]) -> np.ndarray:
         """The raw action for sensed ``values`` (by observation function name), clipped; stores it."""
         own = {"last_action": self.last_action, "previous_action": self.previous_action}
         obs = self.observation.build({**values, **own}).reshape(1, -1)
+        if self.clock is not None:
+            self.clock.advance()
         action = self.session.run(["actions"], {"obs": obs})[0].reshape(-1).astype(np.float32)
         self.last_observation, self.last_raw_action = obs.reshape(-1), action.copy()
         if not np.isfinite(action).all():

@@ -24,6 +24,7 @@ ROBOT_SOURCES: dict[str, str] = {
     "last_action": "the policy's own previous output",
     "previous_action": "the policy's own output before the previous one",
     "gait_state": "the gait prior's phase, stride and stepping scale, computed on the robot (gait.onnx)",
+    "gait_clock": "the robot's own clock: its control ticks since the policy started (tasks/velocity/gait_clock.py)",
 }
 
 #: Observation function name → why an actor still reads it although the robot has no source for it. Empty: the

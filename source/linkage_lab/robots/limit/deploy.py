@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from linkage_lab.deploy.gait_clock import GaitClock
 from linkage_lab.deploy.onnx_session import cpu_session
 from linkage_lab.deploy.target_filter import TargetFilter
 from linkage_lab.deploy.wire import coupling_shift
@@ -267,10 +268,15 @@ class LimitDeployment:
         self.previous_action = np.zeros(NUM_JOINTS, dtype=np.float32)
         #: The observation of the last :meth:`step` (``None`` before the first).
         self.last_observation: np.ndarray | None = None
+        clocks = [t.frequency_hz for t in config.observation if t.source == "gait_clock"]
+        #: The gait clock of a clock-trained policy (advanced by :meth:`step`), else ``None``.
+        self.clock = GaitClock(config.control_period_s, clocks[0]) if clocks else None
 
     def reset(self) -> None:
-        """Forget the last two actions and the filtered target (start of an episode)."""
+        """Forget the last two actions and the filtered target, the gait clock back to 0 (start of an episode)."""
         self.target_filter.reset()
+        if self.clock is not None:
+            self.clock.reset()
         self.last_action = np.zeros(NUM_JOINTS, dtype=np.float32)
         self.previous_action = np.zeros(NUM_JOINTS, dtype=np.float32)
         self.last_observation = None
@@ -309,6 +315,7 @@ class LimitDeployment:
             "joint_vel": state.joint_vel,
             "actions": action,
             "previous_action": self.previous_action,
+            "gait_clock": None if self.clock is None else self.clock.observation(),
         }
         parts = []
         for term in self.config.observation:
@@ -344,6 +351,8 @@ class LimitDeployment:
         """One control tick: the 12 wire targets ordered by id; stores the action for the next observation."""
         state = self.wire.decode(samples)
         self.last_observation = self._observation(state, imu, command, None)
+        if self.clock is not None:
+            self.clock.advance()
         action = self.act(self.last_observation)
         self.previous_action, self.last_action = self.last_action, action
         target = self.target_filter(self.joint_targets(action))

@@ -44,6 +44,8 @@ OBSERVATION_SIZES = {
     # The raw action before the last (tasks/velocity/history.py): the second of two targets in flight when the
     # loop's latency reaches two control periods.
     "previous_action": NUM_JOINTS,
+    # A gait clock's (sin, cos) from the policy's own tick count (deploy/gait_clock.py); the term records its frequency.
+    "gait_clock": 2,
 }
 OBSERVATION_ALIASES = {
     "generated_commands": "velocity_commands",
@@ -90,12 +92,14 @@ class ObservationTerm:
         size: Number of values.
         scale: Multiplier, scalar or one per value.
         clip: ``(low, high)`` applied after scaling; ``None`` = no clip.
+        frequency_hz: A gait clock's frequency (Hz); ``None`` for every other term.
     """
 
     name: str
     size: int
     scale: float | tuple[float, ...] = 1.0
     clip: tuple[float, float] | None = None
+    frequency_hz: float | None = None
 
     @property
     def source(self) -> str:
@@ -181,6 +185,10 @@ class LimitDeployConfig:
             expected = OBSERVATION_SIZES[term.source]
             if term.size != expected:
                 raise ValueError(f"observation term {term.name!r} has size {term.size}, expected {expected}")
+            if (term.source == "gait_clock") != (term.frequency_hz is not None):
+                raise ValueError(
+                    f"observation term {term.name!r}: a frequency_hz belongs to the gait clock, and it needs one"
+                )
 
     @property
     def observation_size(self) -> int:
@@ -213,6 +221,7 @@ class LimitDeployConfig:
                 "scale": list(t.scale) if isinstance(t.scale, tuple) else t.scale,
             }
             | ({"clip": list(t.clip)} if t.clip is not None else {})
+            | ({"params": {"frequency_hz": t.frequency_hz}} if t.frequency_hz is not None else {})
             for t in self.observation
         ]
         return {
@@ -302,7 +311,12 @@ def _observation_term(term: Mapping[str, Any]) -> ObservationTerm:
         raise ValueError(f"observation term {term['name']!r}: {len(scale)} scales for size {term['size']}")
     clip = term.get("clip")
     clip = None if clip is None else (float(clip[0]), float(clip[1]))
-    return ObservationTerm(str(term["name"]), int(term["size"]), scale, clip)
+    frequency = (term.get("params") or {}).get("frequency_hz")
+    if OBSERVATION_ALIASES.get(str(term["name"]), str(term["name"])) != "gait_clock":
+        frequency = None  # another term's params (e.g. the estimate's training error) are not the robot's
+    return ObservationTerm(
+        str(term["name"]), int(term["size"]), scale, clip, None if frequency is None else float(frequency)
+    )
 
 
 def _per_joint(metadata: Mapping[str, Any], key: str, default: Any = None) -> tuple[float, ...]:

@@ -185,4 +185,5 @@ _SOURCES = {
     "joint_pos": "motor encoders decoded by the wire map (q_knee = knee motor - hip)",
     "joint_vel": "motor speeds decoded by the wire map",
     "actions": "the previous action",
+    "gait_clock": "the policy's own tick count (its gait clock)",
 }

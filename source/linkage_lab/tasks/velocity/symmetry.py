@@ -17,6 +17,8 @@ term function                 mirrored
                               (:mod:`linkage_lab.description.mirror`)
 ``gait_state``                ``(sin φ, cos φ, s, a) → (−sin φ, −cos φ, s, a)``: the prior's legs are half a
                               cycle apart, so swapping them shifts the phase by π
+``gait_clock``                ``(sin φ, cos φ) → (−sin φ, −cos φ)``: the trot's diagonal pairs are half a cycle
+                              apart and the mirror swaps them (fl, rr ↔ fr, rl), so again a shift by π
 ============================  =====================================================================
 
 Actions are joint-space (targets or corrections in the policy's joint order) and take the joint
@@ -53,6 +55,7 @@ TERM_RULES: dict[str, tuple[float, ...] | str] = {
     "last_action": "joints",
     "previous_action": "joints",
     "gait_state": _GAIT_STATE,
+    "gait_clock": _GAIT_STATE[:2],
 }
 
 
