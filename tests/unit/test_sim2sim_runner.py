@@ -575,3 +575,35 @@ def test_the_bundle_policy_smooths_its_targets_as_training_does(tmp_path):
     np.testing.assert_allclose(targets[2], 0.25 * commands[2] + 0.75 * 0.75 * commands[0])
     policy.reset()
     np.testing.assert_allclose(policy.step({"generated_commands": commands[2]}), commands[2])
+
+
+def test_a_bundle_with_a_gait_clock_counts_its_ticks(tmp_path):
+    from linkage_lab.sim2sim.bundle import BundlePolicy
+
+    metadata = _metadata("limit", [20.0] * 12, [0.5] * 12)
+    clock = {"name": "gait_clock", "size": 2, "scale": 1.0, "clip": None, "function": "x.gait_clock"}
+    metadata["observation_layout"].append(clock)
+    clockless = {
+        "observation_layout": metadata["observation_layout"][:-1],
+        "observation_size": metadata["observation_size"],
+    }
+    _write_bundle(tmp_path / "clockless", {**metadata, **clockless})
+    metadata["observation_size"] += 2
+    _write_bundle(tmp_path / "clock", metadata)
+    with pytest.raises(BundleError, match="frequency_hz"):  # the term must say how fast its clock runs
+        BundlePolicy(load_bundle(tmp_path / "clock"))
+    clock["params"] = {"frequency_hz": 2.0}
+    _write_bundle(tmp_path / "clock", metadata)
+    policy = BundlePolicy(load_bundle(tmp_path / "clock"))
+    values = {function: np.zeros(size or 12) for _, function, size in TERMS}
+    seen = []
+    for _ in range(3):
+        policy.act(values)
+        seen.append(policy.last_observation[-2:])
+    # 0.02 s ticks at 2 Hz: phases 0, 0.04, 0.08 of a cycle.
+    angles = 2 * math.pi * np.array([0.0, 0.04, 0.08])
+    np.testing.assert_allclose(np.array(seen), np.stack([np.sin(angles), np.cos(angles)], axis=1), atol=1e-6)
+    policy.reset()
+    policy.act(values)
+    np.testing.assert_allclose(policy.last_observation[-2:], [0.0, 1.0], atol=1e-7)
+    assert BundlePolicy(load_bundle(tmp_path / "clockless")).clock is None
