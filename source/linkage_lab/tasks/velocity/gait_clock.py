@@ -71,6 +71,9 @@ def gait_clock(env, frequency_hz: float) -> torch.Tensor:
     return clock_observation(clock_phase(env.episode_length_buf, env.step_dt, frequency_hz)).to(env.device)
 
 
+gait_clock.observation_size = 2  # the pre-build policy check's size (evaluation/policy_check.py)
+
+
 def clock_contacts(
     env,
     sensor_cfg,
