@@ -4,26 +4,18 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-gym.register(
-    id="LinkageLab-Velocity-Flat-Limit",
-    entry_point="isaaclab.envs:ManagerBasedRLEnv",
-    disable_env_checker=True,
-    kwargs={
-        "env_cfg_entry_point": f"{__name__}.env_cfg:LimitFlatEnvCfg",
-        "rsl_rl_cfg_entry_point": f"{__name__}.agents:LimitFlatPPORunnerCfg",
-        "default_agent": "rsl_rl",
-        "acceptance_entry_point": f"{__name__}.acceptance:LIMIT_ACCEPTANCE",
-    },
-)
-
-gym.register(
-    id="LinkageLab-Velocity-Flat-Limit-Clock",
-    entry_point="isaaclab.envs:ManagerBasedRLEnv",
-    disable_env_checker=True,
-    kwargs={
-        "env_cfg_entry_point": f"{__name__}.env_cfg:LimitClockFlatEnvCfg",
-        "rsl_rl_cfg_entry_point": f"{__name__}.agents:LimitFlatPPORunnerCfg",
-        "default_agent": "rsl_rl",
-        "acceptance_entry_point": f"{__name__}.acceptance:LIMIT_ACCEPTANCE",
-    },
-)
+for _task_id, _env_cfg in (
+    ("LinkageLab-Velocity-Flat-Limit", "LimitFlatEnvCfg"),
+    ("LinkageLab-Velocity-Flat-Limit-Clock", "LimitClockFlatEnvCfg"),
+):
+    gym.register(
+        id=_task_id,
+        entry_point="isaaclab.envs:ManagerBasedRLEnv",
+        disable_env_checker=True,
+        kwargs={
+            "env_cfg_entry_point": f"{__name__}.env_cfg:{_env_cfg}",
+            "rsl_rl_cfg_entry_point": f"{__name__}.agents:LimitFlatPPORunnerCfg",
+            "default_agent": "rsl_rl",
+            "acceptance_entry_point": f"{__name__}.acceptance:LIMIT_ACCEPTANCE",
+        },
+    )
