@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from linkage_lab.deploy.gait_clock import GaitClock
+from linkage_lab.deploy.gait_clock import CLOCK_FUNCTION, GaitClock
 from linkage_lab.deploy.onnx_session import cpu_session
 from linkage_lab.deploy.target_filter import TargetFilter
 from linkage_lab.deploy.wire import coupling_shift
@@ -268,7 +268,7 @@ class LimitDeployment:
         self.previous_action = np.zeros(NUM_JOINTS, dtype=np.float32)
         #: The observation of the last :meth:`step` (``None`` before the first).
         self.last_observation: np.ndarray | None = None
-        clocks = [t.frequency_hz for t in config.observation if t.source == "gait_clock"]
+        clocks = [t.frequency_hz for t in config.observation if t.source == CLOCK_FUNCTION]
         #: The gait clock of a clock-trained policy (advanced by :meth:`step`), else ``None``.
         self.clock = GaitClock(config.control_period_s, clocks[0]) if clocks else None
 
@@ -315,7 +315,7 @@ class LimitDeployment:
             "joint_vel": state.joint_vel,
             "actions": action,
             "previous_action": self.previous_action,
-            "gait_clock": None if self.clock is None else self.clock.observation(),
+            CLOCK_FUNCTION: None if self.clock is None else self.clock.observation(),
         }
         parts = []
         for term in self.config.observation:

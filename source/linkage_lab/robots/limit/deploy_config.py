@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from linkage_lab.deploy.gait_clock import CLOCK_FUNCTION, clock_frequency
 from linkage_lab.io import write_json_atomic
 from linkage_lab.linkage_constants import PARALLELOGRAM_LEG_JACOBIAN
 from linkage_lab.robots.limit.config import limit_config
@@ -45,7 +46,7 @@ OBSERVATION_SIZES = {
     # loop's latency reaches two control periods.
     "previous_action": NUM_JOINTS,
     # A gait clock's (sin, cos) from the policy's own tick count (deploy/gait_clock.py); the term records its frequency.
-    "gait_clock": 2,
+    CLOCK_FUNCTION: 2,
 }
 OBSERVATION_ALIASES = {
     "generated_commands": "velocity_commands",
@@ -185,7 +186,7 @@ class LimitDeployConfig:
             expected = OBSERVATION_SIZES[term.source]
             if term.size != expected:
                 raise ValueError(f"observation term {term.name!r} has size {term.size}, expected {expected}")
-            if (term.source == "gait_clock") != (term.frequency_hz is not None):
+            if (term.source == CLOCK_FUNCTION) != (term.frequency_hz is not None):
                 raise ValueError(
                     f"observation term {term.name!r}: a frequency_hz belongs to the gait clock, and it needs one"
                 )
@@ -311,12 +312,10 @@ def _observation_term(term: Mapping[str, Any]) -> ObservationTerm:
         raise ValueError(f"observation term {term['name']!r}: {len(scale)} scales for size {term['size']}")
     clip = term.get("clip")
     clip = None if clip is None else (float(clip[0]), float(clip[1]))
-    frequency = (term.get("params") or {}).get("frequency_hz")
-    if OBSERVATION_ALIASES.get(str(term["name"]), str(term["name"])) != "gait_clock":
-        frequency = None  # another term's params (e.g. the estimate's training error) are not the robot's
-    return ObservationTerm(
-        str(term["name"]), int(term["size"]), scale, clip, None if frequency is None else float(frequency)
-    )
+    # Only the clock's params are the robot's (another term's, e.g. the estimate's training error, are not).
+    name = str(term["name"])
+    frequency = clock_frequency(term) if OBSERVATION_ALIASES.get(name, name) == CLOCK_FUNCTION else None
+    return ObservationTerm(name, int(term["size"]), scale, clip, frequency)
 
 
 def _per_joint(metadata: Mapping[str, Any], key: str, default: Any = None) -> tuple[float, ...]:
