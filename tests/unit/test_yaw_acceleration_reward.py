@@ -74,3 +74,36 @@ def test_the_limit_recipe_leaves_the_turning_experiments_off():
         term = getattr(rewards, name)
         assert term.weight == 0.0 and term.params["sensor_cfg"].body_names == ".*_foot"
     assert rewards.feet_slide.params["asset_cfg"].body_names == ".*_foot"
+
+
+def test_the_yaw_rate_error_cost_is_the_squared_error_against_the_command():
+    from linkage_lab.tasks.velocity.rewards import yaw_rate_error_l2
+
+    # Three envs: on the command, turning short, turning the wrong way; the cost is (c − ω)² by hand.
+    yaw = torch.tensor([[0.0, 0.0, 0.3], [0.0, 0.0, 0.2], [0.0, 0.0, 0.1]], dtype=torch.float64)
+    command = torch.tensor([[0.0, 0.0, 0.3], [0.0, 0.0, 0.3], [0.0, 0.0, -0.3]], dtype=torch.float64)
+    data = SimpleNamespace(root_ang_vel_b=SimpleNamespace(torch=yaw))
+    env = SimpleNamespace(
+        scene={"robot": SimpleNamespace(data=data)},
+        command_manager=SimpleNamespace(get_command=lambda name: {"base_velocity": command}[name]),
+    )
+    cost = yaw_rate_error_l2(env, "base_velocity")
+    torch.testing.assert_close(cost, torch.tensor([0.0, 0.01, 0.16], dtype=torch.float64))
+    # Over a swing ω = c + A sin(·) sampled over whole periods, the mean cost is the variance A² / 2.
+    t = torch.arange(0, 500, dtype=torch.float64) * DT
+    swing = 0.3 + 0.1 * torch.sin(2 * math.pi * 5.0 * t)
+    costs = []
+    for value in swing:
+        yaw[:] = torch.tensor([0.0, 0.0, float(value)], dtype=torch.float64)
+        command[:] = torch.tensor([0.0, 0.0, 0.3], dtype=torch.float64)
+        costs.append(yaw_rate_error_l2(env, "base_velocity")[0])
+    assert torch.stack(costs).mean().item() == pytest.approx(0.1**2 / 2, rel=1e-9)
+
+
+def test_the_limit_recipe_leaves_the_yaw_error_cost_off():
+    from linkage_lab.tasks.velocity.config.limit.env_cfg import LimitFlatEnvCfg
+    from linkage_lab.tasks.velocity.rewards import yaw_rate_error_l2
+
+    term = LimitFlatEnvCfg().rewards.yaw_rate_error_l2
+    assert term.func is yaw_rate_error_l2 and term.weight == 0.0
+    assert term.params["command_name"] == "base_velocity"

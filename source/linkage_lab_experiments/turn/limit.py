@@ -7,7 +7,13 @@ slip allows. This trots the left and right legs at different stride speeds (the 
 and reports the mean body yaw rate and forward speed over the last 4 s. A rigid no-slip turn would
 give ``ω = (v_right − v_left) / w`` for a track width ``w`` of about 0.2 m.
 
-Run ``python -m linkage_lab_experiments.turn.limit [--pairs VL,VR ...]``.
+It also reports how the yaw rate swings about its mean over those 4 s, in the frequency bands of
+:mod:`linkage_lab_experiments.turn.yaw_spectrum`: the scripted joint targets are smooth sinusoids at the
+trot's frequency, so what swings faster than the stepping is the skid of the stance feet, not a policy's
+chatter.
+
+Run ``python -m linkage_lab_experiments.turn.limit [--pairs VL,VR ...] [OVERRIDE ...]`` (overrides of the
+task, e.g. ``env.events.physics_material.params.static_friction_range=[0.4,0.4]``).
 """
 
 from __future__ import annotations
@@ -16,15 +22,21 @@ import argparse
 import statistics
 from collections.abc import Sequence
 
+import numpy as np
+
 from linkage_lab.io import strict_json
+from linkage_lab_experiments.turn.yaw_spectrum import BANDS_HZ, swing_bands
 
 TASK = "LinkageLab-Velocity-Flat-Limit"
 #: ``(v_left, v_right)`` stride speeds (m/s): a spin on the spot, and two curved walks.
 DEFAULT_PAIRS = ((-0.3, 0.3), (-0.15, 0.15), (0.1, 0.3))
 
 
-def differential_trot(pairs: Sequence[tuple[float, float]], duration_s: float = 6.0) -> list[dict]:
-    """One 1-env rollout per ``(v_left, v_right)``; mean yaw rate (rad/s) and forward speed over the last 4 s."""
+def differential_trot(
+    pairs: Sequence[tuple[float, float]], duration_s: float = 6.0, extra_overrides: Sequence[str] = ()
+) -> list[dict]:
+    """One 1-env rollout per ``(v_left, v_right)``; mean yaw rate (rad/s) and forward speed over the last 4 s, and
+    the yaw rate's swing about its mean (RMS, rad/s) with its split by band."""
     import torch
 
     from linkage_lab.gait.policy import ScriptedPolicy
@@ -35,6 +47,7 @@ def differential_trot(pairs: Sequence[tuple[float, float]], duration_s: float = 
         "env.events.push_robot=null",
         "env.commands.base_velocity.ranges.lin_vel_x=[0.0,0.0]",
         "env.commands.base_velocity.ranges.ang_vel_z=[0.0,0.0]",
+        *extra_overrides,
     )
     rows = []
     for v_left, v_right in pairs:
@@ -66,28 +79,43 @@ def differential_trot(pairs: Sequence[tuple[float, float]], duration_s: float = 
                     "yaw_rate_radps": statistics.mean(yaw_rates),
                     "forward_speed_mps": statistics.mean(speeds),
                     "no_slip_yaw_rate_radps": (v_right - v_left) / 0.2,
+                    "yaw_swing_radps": float(np.std(yaw_rates)),
+                    "yaw_swing_bands_radps": dict(
+                        zip(_band_names(BANDS_HZ), swing_bands(np.array(yaw_rates), unwrapped.step_dt), strict=True)
+                    ),
                 }
             )
     return rows
+
+
+def _band_names(bands: Sequence[tuple[float, float]]) -> list[str]:
+    return [f"{lo:g}-{hi:g} Hz" if np.isfinite(hi) else f">{lo:g} Hz" for lo, hi in bands]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", nargs="+", default=None, metavar="VL,VR", help="left,right stride speeds (m/s)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--duration", type=float, default=6.0, help="seconds per rollout; the last 4 s are measured")
+    parser.add_argument("overrides", nargs="*", help="task overrides (key=value)")
     args = parser.parse_args(argv)
     pairs = DEFAULT_PAIRS
     if args.pairs:
         pairs = tuple(tuple(float(v) for v in text.split(",")) for text in args.pairs)
-    rows = differential_trot(pairs)
+    rows = differential_trot(pairs, args.duration, args.overrides)
     if args.json:
         print(strict_json({"results": rows}))
         return 0
-    print(f"{'v_left':>7s} {'v_right':>8s} {'yaw rate':>9s} {'no-slip':>8s} {'forward':>8s}")
+    bands = _band_names(BANDS_HZ)
+    print(
+        f"{'v_left':>7s} {'v_right':>8s} {'yaw rate':>9s} {'no-slip':>8s} {'forward':>8s} {'swing':>6s} "
+        + " ".join(f"{name:>9s}" for name in bands)
+    )
     for row in rows:
         print(
             f"{row['v_left_mps']:7.2f} {row['v_right_mps']:8.2f} {row['yaw_rate_radps']:9.3f} "
-            f"{row['no_slip_yaw_rate_radps']:8.2f} {row['forward_speed_mps']:8.3f}"
+            f"{row['no_slip_yaw_rate_radps']:8.2f} {row['forward_speed_mps']:8.3f} {row['yaw_swing_radps']:6.3f} "
+            + " ".join(f"{row['yaw_swing_bands_radps'][name]:9.3f}" for name in bands)
         )
     return 0
 

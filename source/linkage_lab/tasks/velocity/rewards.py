@@ -188,3 +188,18 @@ class yaw_acceleration_l2(ManagerTermBase):
         self._previous = yaw_rate.clone()
         self._fresh[:] = False
         return torch.square(acceleration)
+
+
+def yaw_rate_error_l2(
+    env: ManagerBasedRLEnv, command_name: str, asset_cfg: SceneEntityCfg = SceneEntityCfg("robot")
+) -> torch.Tensor:
+    """``(c_z − ω_z)²``: the squared error of the base's body-frame yaw rate against the command's (rad/s)².
+
+    With a negative weight, the acceptance's yaw-rate RMS error itself as a cost, summed over an episode. Isaac
+    Lab's exponential kernels pay nothing more once an error is a few kernel widths out, and little less for a
+    swing that crosses the command; a square charges every swing of the yaw rate in proportion to its
+    variance, whatever its frequency, and the mean error as much.
+    """
+    yaw_rate = env.scene[asset_cfg.name].data.root_ang_vel_b.torch[:, 2]
+    command = env.command_manager.get_command(command_name)[:, 2]
+    return torch.square(command - yaw_rate)

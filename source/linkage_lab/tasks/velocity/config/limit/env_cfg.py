@@ -33,6 +33,7 @@ from linkage_lab.tasks.velocity.rewards import (
     heading_tracking,
     short_stance,
     yaw_acceleration_l2,
+    yaw_rate_error_l2,
 )
 
 #: How far inside its joint's range a joint target stays (rad): the policy may hold a joint near a stop, not on it.
@@ -76,6 +77,9 @@ class LimitRewardsCfg(RewardsCfg):
     # fast swing of the yaw rate that makes most of the Limit's yaw error when it turns on the spot. Off: the swing came
     # back in slower bands (policies/experiments/limit_yaw_acceleration/).
     yaw_acceleration_l2 = RewTerm(func=yaw_acceleration_l2, weight=0.0)
+    # The yaw-rate error squared, (rad/s)²: the acceptance's yaw RMS as a cost, charging the swing of the yaw rate as
+    # much as its mean error. Off in the recipe (policies/experiments/limit_yaw_error_l2/).
+    yaw_rate_error_l2 = RewTerm(func=yaw_rate_error_l2, weight=0.0, params={"command_name": "base_velocity"})
     # The heading the yaw-rate command integrates, held (Marvin's term): pays for the mean turn and its slow wander,
     # which the yaw-acceleration cost leaves alone. Off: with that cost it turned less (the same experiment).
     heading_tracking = RewTerm(
