@@ -12,8 +12,9 @@ It also reports how the yaw rate swings about its mean over those 4 s, in the fr
 trot's frequency, so what swings faster than the stepping is the skid of the stance feet, not a policy's
 chatter.
 
-Run ``python -m linkage_lab_experiments.turn.limit [--pairs VL,VR ...] [OVERRIDE ...]`` (overrides of the
-task, e.g. ``env.events.physics_material.params.static_friction_range=[0.4,0.4]``).
+Run ``python -m linkage_lab_experiments.turn.limit [--pairs VL,VR ...] [--out FILE] [OVERRIDE ...]`` (overrides
+of the task, e.g. ``env.events.physics_material.params.static_friction_range=[0.4,0.4]``); ``--out`` writes the
+rows and the overrides as JSON, and their swing by band as a PNG beside it.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from __future__ import annotations
 import argparse
 import statistics
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
-from linkage_lab.io import strict_json
+from linkage_lab.io import strict_json, write_json_atomic
 from linkage_lab_experiments.turn.yaw_spectrum import BANDS_HZ, swing_bands
 
 TASK = "LinkageLab-Velocity-Flat-Limit"
@@ -92,17 +94,50 @@ def _band_names(bands: Sequence[tuple[float, float]]) -> list[str]:
     return [f"{lo:g}-{hi:g} Hz" if np.isfinite(hi) else f">{lo:g} Hz" for lo, hi in bands]
 
 
+def plot_rows(rows: Sequence[dict], path: Path) -> Path:
+    """Per ``(v_left, v_right)`` pair, the yaw rate's swing by band (grouped bars), its mean turn in the legend."""
+    from matplotlib.figure import Figure
+
+    from linkage_lab.io import save_figure_atomic
+
+    bands = _band_names(BANDS_HZ)
+    fig = Figure(figsize=(8, 3.6))
+    ax = fig.subplots()
+    width = 0.8 / max(len(rows), 1)
+    for i, row in enumerate(rows):
+        x = np.arange(len(bands)) + (i - (len(rows) - 1) / 2) * width
+        label = (
+            f"left {row['v_left_mps']:+.2f} / right {row['v_right_mps']:+.2f} m/s: "
+            f"turns {row['yaw_rate_radps']:+.3f} rad/s, swing {row['yaw_swing_radps']:.3f}"
+        )
+        ax.bar(x, [row["yaw_swing_bands_radps"][name] for name in bands], width, label=label)
+    ax.set_xticks(np.arange(len(bands)), bands)
+    ax.set(ylabel="yaw-rate swing RMS (rad/s)", title="scripted differential trot: the yaw rate's swing by band")
+    ax.legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    return save_figure_atomic(fig, path, dpi=110)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", nargs="+", default=None, metavar="VL,VR", help="left,right stride speeds (m/s)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--duration", type=float, default=6.0, help="seconds per rollout; the last 4 s are measured")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="also write the rows and overrides to this JSON file (and a PNG beside it)",
+    )
     parser.add_argument("overrides", nargs="*", help="task overrides (key=value)")
     args = parser.parse_args(argv)
     pairs = DEFAULT_PAIRS
     if args.pairs:
         pairs = tuple(tuple(float(v) for v in text.split(",")) for text in args.pairs)
     rows = differential_trot(pairs, args.duration, args.overrides)
+    if args.out is not None:
+        document = {"task": TASK, "duration_s": args.duration, "overrides": list(args.overrides), "results": rows}
+        print(f"wrote {write_json_atomic(args.out, document)} and {plot_rows(rows, args.out.with_suffix('.png'))}")
     if args.json:
         print(strict_json({"results": rows}))
         return 0
