@@ -2,32 +2,42 @@
 
 from __future__ import annotations
 
-from linkage_lab.evaluation.sweep import SWEEP_FILES, Acceptance, CommandCase, KnownMiss, TrackingTargets
+from linkage_lab.evaluation.sweep import Acceptance, CommandCase, KnownMiss, TrackingTargets
 
 #: Why the shipped policy (the lineage of its ``train.json``: 700 iterations from scratch with the foot terms, 300 on
-#: the sharp tracking kernels, then 600 on the robot drivers' diagonal leg gains) misses what it misses; the numbers
-#: are its ``sweep.json`` / ``closed_chain_sweep.json`` (docs/results/2026-12-06_held_coupling.md; the closed chain's
-#: since the estimator's landing rule and the IMU's period mean, docs/results/2026-12-06_touchdown.md).
+#: the sharp tracking kernels, 600 on the robot drivers' diagonal leg gains, then 400 with the yaw-rate error squared)
+#: misses what it misses; the numbers are its ``sweep.json`` / ``closed_chain_sweep.json``
+#: (policies/experiments/limit_yaw_error_l2/, docs/results/2026-12-06_held_coupling.md).
 _WALK = (
-    "its walks in Isaac Lab track at lin-vel RMS 0.066-0.070 m/s at -0.3 / 0 / 0.3 / 0.5 m/s, the mean speed within "
-    "0.015 m/s of the command (8 episodes each). It trains on the drivers the robot has: each motor's own share of "
+    "its walks in Isaac Lab track at lin-vel RMS 0.065-0.070 m/s at -0.3 / 0 / 0.3 / 0.5 m/s, the mean speed within "
+    "0.021 m/s of the command (8 episodes each). It trains on the drivers the robot has: each motor's own share of "
     "the mapped gains (the export's leg_gains='diagonal'), where its lineage trained on the full coupled gain matrix "
     "every physics step, which no per-motor driver runs. The lineage met these targets there (0.058 / 0.028 / "
     "0.049 / 0.058 at iteration 999) and walked the closed chain 27 % slow (0.219 m/s at 0.3); on the drivers' "
-    "gains it walks the closed chain at speed (0.354 m/s at 0.3, 0.525 at 0.5) and lost this much in Isaac Lab, "
-    "under its randomised latency, motors and velocity error. Its last 200 iterations took it from 0.072-0.097"
+    "gains it walks the closed chain at speed and lost this much in Isaac Lab, under its randomised latency, motors "
+    "and velocity error. Fine-tunes that met these walking targets (a stronger action-rate penalty, a cost on "
+    "flight, smoothed joint targets) lost the closed chain's backward walk or left turn"
+)
+_CLOSED_CHAIN_WALK = (
+    "on the closed chain it walks 0.364 m/s on a 0.3 m/s command (RMS 0.0800, 4 runs), as every policy of its "
+    "lineage does there (0.35-0.38 m/s; the one shipped before it: 0.354, RMS 0.072). The estimator is not the cause: "
+    "that policy walked 0.361 m/s on the simulator's true velocity and 0.359 on the estimate in the same 20 s run. "
+    "The closed chain meets the feet with softer contacts than training's and its drivers hold each leg's coupling "
+    "over a control period (docs/results/2026-12-06_held_coupling.md)"
 )
 _TURN = (
-    "turning on the spot it reaches the command both ways (+0.272 / -0.300 rad/s in Isaac Lab, +0.267 / -0.258 on "
-    "the closed chain), but the yaw rate swings with each step of the trot: yaw RMS 0.151 / 0.144 in Isaac Lab, "
-    "0.128 / 0.126 on the closed chain. The three-legged lineage shipped before swung less in Isaac Lab (0.117 / "
-    "0.127) and as much on the closed chain (0.113 / 0.143), and turned left only weakly on four feet before these "
-    "drivers (+0.147). A sharper yaw kernel, a stronger action-rate penalty, a trot term, a cost on the yaw "
-    "acceleration, a cost on flight, smoothed joint targets and a MEMS gyro's noise each left that lineage swinging "
-    "at 0.125-0.20 rad/s or lost a closed-chain walk or turn (policies/experiments/limit_knee_stop, "
-    "limit_action_rate, limit_trot_gait, limit_yaw_acceleration, limit_airborne, limit_target_filter, "
-    "limit_sensor_noise). A 3 Hz gait clock from scratch took the taps away (3 landings a second) but swung as much "
-    "above 12 Hz and turned short in Isaac Lab (yaw RMS 0.18; policies/experiments/limit_gait_clock)"
+    "turning on the spot it reaches the command (+0.298 / -0.273 rad/s in Isaac Lab, +0.304 / -0.277 on the closed "
+    "chain), but the yaw rate swings with each step: yaw RMS 0.148 / 0.134 in Isaac Lab and 0.126 turning right on "
+    "the closed chain (0.111 turning left). The Limit turns only by skidding its stance feet sideways (its legs are "
+    "planar), and a skid swings: the robot's scripted trot, whose joint targets are smooth 2.5 Hz sinusoids, swings "
+    "0.065-0.129 rad/s above 6 Hz when it turns 0.27-0.35 rad/s, whatever the solver's substeps, against this "
+    "policy's 0.11-0.12, which leaves the 0.10 target next to nothing for the slower bands and the mean "
+    "(policies/experiments/limit_yaw_error_l2). A sharper yaw kernel, a stronger action-rate penalty, a trot term, a "
+    "cost on the yaw acceleration, a cost on flight, smoothed joint targets, a MEMS gyro's noise, a 3 Hz gait clock "
+    "and the squared yaw error itself each left a lineage swinging at 0.125-0.20 rad/s in Isaac Lab or lost a "
+    "closed-chain walk or turn (policies/experiments/limit_knee_stop, limit_action_rate, limit_trot_gait, "
+    "limit_yaw_acceleration, limit_airborne, limit_target_filter, limit_sensor_noise, limit_gait_clock, "
+    "limit_yaw_error_l2)"
 )
 #: Every foot on the ground at least this share of the time, on every command: a trot puts each foot down about half
 #: of it. A policy that holds a leg up walks on three, overloading their motors, and hops between them, which leaves
@@ -58,6 +68,8 @@ LIMIT_ACCEPTANCE = Acceptance(
     ),
     known_misses=(
         *(KnownMiss("isaac_lab", case.name, "lin_vel_xy_rms_mps", _WALK) for case in _CASES[:4]),
-        *(KnownMiss(sim, case.name, "yaw_rate_rms_radps", _TURN) for sim in SWEEP_FILES for case in _CASES[4:]),
+        KnownMiss("closed_chain", _CASES[2].name, "lin_vel_xy_rms_mps", _CLOSED_CHAIN_WALK),
+        *(KnownMiss("isaac_lab", case.name, "yaw_rate_rms_radps", _TURN) for case in _CASES[4:]),
+        KnownMiss("closed_chain", _CASES[5].name, "yaw_rate_rms_radps", _TURN),
     ),
 )
