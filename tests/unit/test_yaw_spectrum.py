@@ -48,3 +48,36 @@ def test_rms_error_splits_into_bias_and_swing():
 def test_too_short_a_steady_part_is_an_error():
     with pytest.raises(ValueError, match="too few"):
         decompose(0.3, np.zeros((10, 2)), DT, settle_steps=5)
+
+
+def test_the_turn_study_refuses_bad_pairs_and_durations_before_building_anything(capsys):
+    from linkage_lab_experiments.turn.limit import _pair, main
+
+    assert _pair("0.2,-0.2") == (0.2, -0.2)
+    for text in ("0.2", "0.2,x", "0.2,0.1,0.3", "nan,0.1"):
+        with pytest.raises(ValueError, match="VL,VR"):
+            _pair(text)
+    for argv in (["--pairs", "0.2,x"], ["--duration", "3"], ["--duration", "inf"]):
+        with pytest.raises(SystemExit) as exit_info:
+            main(argv)
+        assert exit_info.value.code == 2
+    assert "--duration must be" in capsys.readouterr().err
+
+
+def test_the_turn_study_plots_each_pairs_swing_by_band(tmp_path):
+    from linkage_lab_experiments.turn.limit import _band_names, plot_rows
+
+    names = _band_names(BANDS_HZ)
+    assert names == ["0-3 Hz", "3-6 Hz", "6-12 Hz", ">12 Hz"]
+    rows = [
+        {
+            "v_left_mps": v,
+            "v_right_mps": -v,
+            "yaw_rate_radps": -v,
+            "yaw_swing_radps": 0.1,
+            "yaw_swing_bands_radps": dict(zip(names, (0.05, 0.05, 0.05, 0.05), strict=True)),
+        }
+        for v in (0.1, 0.2)
+    ]
+    path = plot_rows(rows, tmp_path / "turn.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

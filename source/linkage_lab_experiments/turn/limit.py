@@ -20,6 +20,7 @@ rows and the overrides as JSON, and their swing by band as a PNG beside it.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -90,6 +91,18 @@ def differential_trot(
     return rows
 
 
+def _pair(text: str) -> tuple[float, float]:
+    """``"VL,VR"`` as two finite stride speeds (m/s)."""
+    parts = text.split(",")
+    try:
+        pair = tuple(float(v) for v in parts)
+    except ValueError:
+        pair = ()
+    if len(pair) != 2 or not all(math.isfinite(v) for v in pair):
+        raise ValueError(f"--pairs takes VL,VR (two finite speeds in m/s), got {text!r}")
+    return pair
+
+
 def _band_names(bands: Sequence[tuple[float, float]]) -> list[str]:
     return [f"{lo:g}-{hi:g} Hz" if np.isfinite(hi) else f">{lo:g} Hz" for lo, hi in bands]
 
@@ -131,9 +144,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("overrides", nargs="*", help="task overrides (key=value)")
     args = parser.parse_args(argv)
+    if not (math.isfinite(args.duration) and args.duration > 4.0):
+        parser.error(
+            f"--duration must be a finite number of seconds above 4 (the measured window), got {args.duration}"
+        )
     pairs = DEFAULT_PAIRS
     if args.pairs:
-        pairs = tuple(tuple(float(v) for v in text.split(",")) for text in args.pairs)
+        try:
+            pairs = tuple(_pair(text) for text in args.pairs)
+        except ValueError as exc:
+            parser.error(str(exc))
     rows = differential_trot(pairs, args.duration, args.overrides)
     if args.out is not None:
         document = {"task": TASK, "duration_s": args.duration, "overrides": list(args.overrides), "results": rows}
