@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from linkage_lab_experiments.turn.yaw_spectrum import BANDS_HZ, decompose, swing_bands
+from linkage_lab_experiments.turn.yaw_spectrum import BANDS_HZ, band_label, decompose, swing_bands
 
 pytestmark = pytest.mark.unit
 
@@ -69,6 +69,7 @@ def test_the_turn_study_plots_each_pairs_swing_by_band(tmp_path):
 
     names = _band_names(BANDS_HZ)
     assert names == ["0-3 Hz", "3-6 Hz", "6-12 Hz", ">12 Hz"]
+    assert band_label(12.0, None) == ">12 Hz"  # the spectrum's JSON writes an open band's edge as null
     rows = [
         {
             "v_left_mps": v,

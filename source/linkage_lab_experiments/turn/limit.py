@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from linkage_lab.io import strict_json, write_json_atomic
-from linkage_lab_experiments.turn.yaw_spectrum import BANDS_HZ, swing_bands
+from linkage_lab_experiments.turn.yaw_spectrum import BANDS_HZ, band_label, swing_bands
 
 TASK = "LinkageLab-Velocity-Flat-Limit"
 #: ``(v_left, v_right)`` stride speeds (m/s): a spin on the spot, and two curved walks.
@@ -104,7 +104,7 @@ def _pair(text: str) -> tuple[float, float]:
 
 
 def _band_names(bands: Sequence[tuple[float, float]]) -> list[str]:
-    return [f"{lo:g}-{hi:g} Hz" if np.isfinite(hi) else f">{lo:g} Hz" for lo, hi in bands]
+    return [band_label(lo, hi) for lo, hi in bands]
 
 
 def plot_rows(rows: Sequence[dict], path: Path) -> Path:

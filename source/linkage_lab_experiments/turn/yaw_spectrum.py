@@ -28,6 +28,11 @@ from linkage_lab.arguments import finite_float
 BANDS_HZ = ((0.0, 3.0), (3.0, 6.0), (6.0, 12.0), (12.0, math.inf))
 
 
+def band_label(low_hz: float, high_hz: float | None) -> str:
+    """A band's name, e.g. ``"3-6 Hz"``, or ``">12 Hz"`` for one without an upper edge (``None`` or infinite)."""
+    return f">{low_hz:g} Hz" if high_hz is None or math.isinf(high_hz) else f"{low_hz:g}-{high_hz:g} Hz"
+
+
 def swing_bands(yaw_rate: np.ndarray, dt_s: float, bands: Sequence[tuple[float, float]] = BANDS_HZ) -> list[float]:
     """RMS of ``yaw_rate`` about its mean carried by each band (rad/s); their squares sum to its variance.
 
@@ -117,7 +122,7 @@ def plot(rows: list[dict[str, Any]], traces: list[np.ndarray], dt_s: float, path
 
     fig = Figure(figsize=(11, 3.2 * len(rows)))
     axes = fig.subplots(len(rows), 2, squeeze=False)
-    labels = [f"{lo:g}-{hi:g} Hz" if hi is not None else f">{lo:g} Hz" for lo, hi in rows[0]["bands_hz"]]
+    labels = [band_label(lo, hi) for lo, hi in rows[0]["bands_hz"]]
     for (trace_ax, band_ax), row, trace in zip(axes, rows, traces, strict=True):
         window = trace[-int(round(2.0 / dt_s)) :, 0]
         t = np.arange(window.size) * dt_s
