@@ -73,10 +73,20 @@ def decompose(command: float, yaw_rate: np.ndarray, dt_s: float, settle_steps: i
     }
 
 
-def record_turn(
-    task: str, checkpoint: Path, yaw_rate: float, num_envs: int, steps: int, overrides: Sequence[str] = ()
+def record_case(
+    task: str,
+    checkpoint: Path,
+    case: Any,
+    num_envs: int,
+    steps: int,
+    sample: Any,
+    overrides: Sequence[str] = (),
 ) -> np.ndarray:
-    """``(T, E)`` yaw rates (rad/s) of ``num_envs`` envs turning on the spot for ``steps`` control steps.
+    """``(T, E, ...)`` of ``sample(robot_data)`` each control step, ``num_envs`` envs at a fixed command ``case``.
+
+    Args:
+        case: A :class:`~linkage_lab.evaluation.sweep.CommandCase`.
+        sample: Maps the robot's articulation data to an ``(E, ...)`` tensor, e.g. the base-frame yaw rate.
 
     Raises:
         RuntimeError: An env's episode ended (a fall) before ``steps``: its trace would hold a reset.
@@ -84,7 +94,6 @@ def record_turn(
     import torch
 
     from linkage_lab.evaluation.evaluate import EvalRequest, evaluate
-    from linkage_lab.evaluation.sweep import CommandCase
 
     samples: list[torch.Tensor] = []
     ended: list[bool] = []
@@ -92,9 +101,8 @@ def record_turn(
     def on_step(env: Any) -> None:
         unwrapped = env.unwrapped
         ended.append(bool(unwrapped.reset_buf.any()))
-        samples.append(unwrapped.scene["robot"].data.root_ang_vel_b.torch[:, 2].clone())
+        samples.append(sample(unwrapped.scene["robot"].data).clone())
 
-    case = CommandCase(0.0, yaw_rate)
     evaluate(
         EvalRequest(
             task=task,
@@ -102,7 +110,7 @@ def record_turn(
             episodes=num_envs,
             num_envs=num_envs,
             max_steps=steps,
-            out_dir=Path("outputs") / "yaw_spectrum" / "eval" / case.name,
+            out_dir=Path("outputs") / "spectrum" / "eval" / case.name,
             overrides=[*case.overrides(), *overrides],
             progress=False,
             force=True,
@@ -112,6 +120,18 @@ def record_turn(
     if any(ended):
         raise RuntimeError(f"{case.name}: an episode ended at step {ended.index(True)} of {steps}")
     return torch.stack(samples).cpu().numpy()
+
+
+def record_turn(
+    task: str, checkpoint: Path, yaw_rate: float, num_envs: int, steps: int, overrides: Sequence[str] = ()
+) -> np.ndarray:
+    """``(T, E)`` yaw rates (rad/s) of ``num_envs`` envs turning on the spot for ``steps`` control steps."""
+    from linkage_lab.evaluation.sweep import CommandCase
+
+    def yaw_rate_b(data: Any) -> Any:
+        return data.root_ang_vel_b.torch[:, 2]
+
+    return record_case(task, checkpoint, CommandCase(0.0, yaw_rate), num_envs, steps, yaw_rate_b, overrides)
 
 
 def plot(rows: list[dict[str, Any]], traces: list[np.ndarray], dt_s: float, path: Path) -> None:
