@@ -74,36 +74,39 @@ def measure(
 
 
 def plot(rows: list[dict[str, Any]], command: tuple[float, float], path: Path) -> None:
-    """Mean yaw rate against the total latency, per velocity source, marked by where the delay sits."""
+    """Mean yaw rate and mean forward speed against the total latency, per velocity source, marked by where the
+    delay sits."""
     from matplotlib.figure import Figure
 
     from linkage_lab.io import save_figure_atomic
 
-    fig = Figure(figsize=(7.5, 4.2))
-    ax = fig.subplots()
-    markers = {"sample": "o", "target": "s", "split": "D"}
-    for color, source in zip(("tab:blue", "tab:orange"), VELOCITY_SOURCES, strict=True):
-        for where, marker in markers.items():
-            picked = [r for r in rows if r["velocity"] == source and _where(r) in (where, "none")]
-            picked.sort(key=lambda r: r["obs_delay_ms"] + r["action_delay_ms"])
-            if len(picked) < 2:
-                continue
-            ax.plot(
-                [r["obs_delay_ms"] + r["action_delay_ms"] for r in picked],
-                [r["mean_yaw_rate_radps"] for r in picked],
-                marker=marker,
-                color=color,
-                lw=1.2,
-                label=f"{source}, delay " + ("split evenly" if where == "split" else f"in the {where}"),
-            )
-    ax.axhline(command[1], color="k", ls="--", lw=1, label="command")
-    ax.axhspan(command[1] - 0.05, command[1] + 0.05, color="0.9", zorder=0, label="acceptance ±0.05")
-    ax.set(
-        xlabel="loop latency, sample + target (ms)",
-        ylabel="mean yaw rate (rad/s)",
-        title=f"turning at {command[1]:+.2f} rad/s, walking {command[0]:.2f} m/s (closed chain)",
+    fig = Figure(figsize=(13, 4.2))
+    panels = (
+        ("mean_yaw_rate_radps", "mean yaw rate (rad/s)", command[1], "acceptance ±0.05"),
+        ("mean_forward_speed_mps", "mean forward speed (m/s)", command[0], None),
     )
-    ax.legend(fontsize=8)
+    markers = {"sample": "o", "target": "s", "split": "D"}
+    for ax, (key, ylabel, commanded, band) in zip(fig.subplots(1, 2), panels, strict=True):
+        for color, source in zip(("tab:blue", "tab:orange"), VELOCITY_SOURCES, strict=True):
+            for where, marker in markers.items():
+                picked = [r for r in rows if r["velocity"] == source and _where(r) in (where, "none")]
+                picked.sort(key=lambda r: r["obs_delay_ms"] + r["action_delay_ms"])
+                if len(picked) < 2:
+                    continue
+                ax.plot(
+                    [r["obs_delay_ms"] + r["action_delay_ms"] for r in picked],
+                    [r[key] for r in picked],
+                    marker=marker,
+                    color=color,
+                    lw=1.2,
+                    label=f"{source}, delay " + ("split evenly" if where == "split" else f"in the {where}"),
+                )
+        ax.axhline(commanded, color="k", ls="--", lw=1, label="command")
+        if band is not None:
+            ax.axhspan(commanded - 0.05, commanded + 0.05, color="0.9", zorder=0, label=band)
+        ax.set(xlabel="loop latency, sample + target (ms)", ylabel=ylabel)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"turning at {command[1]:+.2f} rad/s, walking {command[0]:.2f} m/s (closed chain)")
     fig.tight_layout()
     save_figure_atomic(fig, path, dpi=110)
 
