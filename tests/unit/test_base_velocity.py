@@ -402,3 +402,36 @@ def test_a_landing_foot_counts_only_once_it_has_settled():
     for bad in (-1, 0.5):
         with pytest.raises(ValueError, match="settle_updates"):
             BaseVelocityEstimator(_two_feet(), EstimatorCfg(settle_updates=bad))
+
+
+def test_a_settling_foot_counts_with_its_noise_scaled():
+    """With ``settling_noise_scale`` s a landing foot's measurement is fused with its noise s times larger: on the x
+    axis (the covariance stays isotropic) the update is the scalar Kalman filter's, foot a (settled, σ) then foot b
+    (landing with a skid that implies +0.1 m/s, σ s). s = 1 is settle_updates 0; no scale leaves it out."""
+    still, lifted, skid = np.zeros(2), np.array([0.0, 0.6]), np.array([0.0, 0.5])
+    dt, scale = 0.02, 3.0
+
+    def run(cfg: EstimatorCfg) -> tuple[float, float]:
+        estimator = BaseVelocityEstimator(_two_feet(), cfg)
+        for q in (still, still, lifted):
+            estimator.update(dt, q, np.zeros(2), np.zeros(3), AT_REST_F, np.eye(3))
+        prior = float(estimator.state.covariance[0, 0]) + cfg.accel_noise_mps2**2 * dt
+        v_b = estimator.update(dt, still, skid, np.zeros(3), AT_REST_F, np.eye(3))
+        assert estimator.state.feet_used == (1 if cfg.settling_noise_scale is None and cfg.settle_updates else 2)
+        return float(v_b[0]), prior
+
+    base = {"use_accelerometer": False, "settle_updates": 1}
+    v, p = run(EstimatorCfg(**base, settling_noise_scale=scale))
+    sigma2 = EstimatorCfg().foot_noise_mps ** 2
+    p_after_a = p - p * p / (p + sigma2)  # foot a implies 0 and the estimate is 0: only P shrinks
+    expected = p_after_a / (p_after_a + sigma2 * scale**2) * 0.1
+    assert v == pytest.approx(expected, rel=1e-9)
+    assert 0.0 < expected < 0.1 * p_after_a / (p_after_a + sigma2)  # less than the same skid at full weight
+    v_full, _ = run(EstimatorCfg(**base, settling_noise_scale=1.0))
+    v_at_once, _ = run(EstimatorCfg(use_accelerometer=False))
+    assert v_full == pytest.approx(v_at_once, rel=1e-12)
+    v_left_out, _ = run(EstimatorCfg(**base))
+    assert v_left_out == pytest.approx(0.0, abs=1e-12)
+    for bad in (0.5, math.inf, math.nan):
+        with pytest.raises(ValueError, match="settling_noise_scale"):
+            BaseVelocityEstimator(_two_feet(), EstimatorCfg(settling_noise_scale=bad))

@@ -34,6 +34,7 @@ foot's sole point), so the same filter runs any robot; the robot's package says 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -146,8 +147,11 @@ class EstimatorCfg:
             standing on all its feet shares its weight among them, so each may hold less than a trotting foot does,
             while legs swinging through a flight phase together hold little; 0: none then.
         use_accelerometer: ``False``: leg odometry alone (the prediction keeps ``v``; for comparisons).
-        settle_updates: A foot's leg odometry counts only once the foot has been planted (band and stance test) this
-            many updates in a row before (0: from its first); before the first measurement after a reset, at once.
+        settle_updates: A foot's leg odometry counts fully only once the foot has been planted (band and stance test)
+            this many updates in a row before (0: from its first); before the first measurement after a reset, at once.
+        settling_noise_scale: Until then a foot's measurement counts with its noise (``foot_noise_mps``) this many
+            times larger: a landing foot still skids, so what it implies is trusted less, not thrown away. ``None``:
+            it is left out.
     """
 
     accel_noise_mps2: float = 0.5
@@ -158,6 +162,7 @@ class EstimatorCfg:
     standing_force_n: float = 0.0
     use_accelerometer: bool = True
     settle_updates: int = 0
+    settling_noise_scale: float | None = None
 
 
 @dataclass
@@ -193,6 +198,9 @@ class BaseVelocityEstimator:
             raise ValueError(f"estimator noises and gate must be positive, got {self.cfg}")
         if int(self.cfg.settle_updates) != self.cfg.settle_updates or self.cfg.settle_updates < 0:
             raise ValueError(f"settle_updates must be a whole number >= 0, got {self.cfg.settle_updates!r}")
+        scale = self.cfg.settling_noise_scale
+        if scale is not None and not (math.isfinite(scale) and scale >= 1.0):
+            raise ValueError(f"settling_noise_scale must be finite and at least 1 (None: left out), got {scale!r}")
         self.state = EstimatorState()
 
     def reset(self, velocity_w: Sequence[float] | None = None, sigma_mps: float = 1.0) -> None:
@@ -243,17 +251,23 @@ class BaseVelocityEstimator:
         # Until a foot has been measured the estimate knows nothing (it starts at rest, σ ~ 1 m/s): any planted foot
         # is better than none, so the settling waits for the first measurement.
         settle = cfg.settle_updates if state.measured else 0
-        measurements = [z for z, n in zip(measurements, streak[planted], strict=True) if n > settle]
-        noise = np.eye(3) * cfg.foot_noise_mps**2
+        settled_noise = np.eye(3) * cfg.foot_noise_mps**2
+        settling = cfg.settling_noise_scale
+        candidates = [
+            (z, settled_noise if n > settle else settled_noise * settling**2)
+            for z, n in zip(measurements, streak[planted], strict=True)
+            if n > settle or settling is not None
+        ]
         scored = []
-        for z in measurements:
+        for z, noise in candidates:
             innovation = z - velocity
             distance = float(innovation @ np.linalg.solve(covariance + noise, innovation))
-            scored.append((distance, z))
-        accepted = [z for d, z in scored if d <= cfg.gate_chi2]
+            scored.append((distance, z, noise))
+        accepted = [(z, noise) for d, z, noise in scored if d <= cfg.gate_chi2]
         if not accepted and scored:
-            accepted = [min(scored, key=lambda item: item[0])[1]]
-        for z in accepted:
+            best = min(scored, key=lambda item: item[0])
+            accepted = [(best[1], best[2])]
+        for z, noise in accepted:
             gain = covariance @ np.linalg.inv(covariance + noise)
             velocity = velocity + gain @ (z - velocity)
             covariance = (np.eye(3) - gain) @ covariance

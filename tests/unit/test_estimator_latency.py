@@ -1,0 +1,55 @@
+"""The estimator-latency study's parsing and summary (linkage_lab_experiments.validation.estimator_latency)."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from linkage_lab_experiments.validation.estimator_latency import main, summarize, variant
+
+pytestmark = pytest.mark.unit
+
+
+def test_a_variant_names_its_settling_and_its_scale():
+    assert variant("settled=1") == ("settled", 1, None)
+    assert variant("half=1,2.5") == ("half", 1, 2.5)
+    for text in ("1,2", "=1", "x=-1", "x=1,0.5", "x=1,inf", "x=1,2,3", "x=a"):
+        with pytest.raises(argparse.ArgumentTypeError, match="NAME=SETTLE"):
+            variant(text)
+
+
+def _row(name: str, rms: float, bias: float, falls: int = 0) -> dict:
+    return {"variant": name, "lin_vel_xy_rms_mps": rms, "estimate_bias_x_mps": bias, "falls": falls}
+
+
+def test_the_summary_counts_each_variants_runs_over_the_target():
+    rows = [_row("a", 0.06, -0.02), _row("a", 0.10, 0.04, falls=1), _row("b", 0.07, 0.01), _row("b", 0.08, -0.03)]
+    a, b = summarize(rows, 0.08)
+    assert a == {
+        "variant": "a",
+        "runs": 2,
+        "mean_rms_mps": pytest.approx(0.08),
+        "worst_rms_mps": 0.10,
+        "runs_over_target": 1,
+        "mean_abs_bias_x_mps": pytest.approx(0.03),
+        "falls": 1,
+    }
+    assert b["runs_over_target"] == 0  # 0.08 is on the target, not over it
+    assert b["mean_abs_bias_x_mps"] == pytest.approx(0.02)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--bundle", "b", "--delays-ms", "-4"],
+        ["--bundle", "b", "--duration", "0"],
+        ["--bundle", "b", "--variant", "x=1,0.5"],
+        ["--bundle", "b", "--commands", "nan"],
+    ],
+)
+def test_the_cli_refuses_bad_arguments_before_running_anything(argv, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    assert "error" in capsys.readouterr().err
