@@ -45,6 +45,11 @@ STANDING_WEIGHT_SHARE = 0.15
 #: trot lands each foot for two or three 20 ms ticks, and on its landing tick a foot is still skidding: on the closed
 #: chain at -0.3 m/s its leg odometry read the walk 0.16 m/s short on that tick and within 0.01 after
 #: (`python -m linkage_lab_experiments.validation.estimator_touchdown`, docs/results/2026-12-06_touchdown.md).
+#: Over the loop latencies the robot runs at (the targets 0-20 ms late) this rule keeps the estimate closest of three:
+#: counting the landing tick too, or counting it at twice the foot noise (:attr:`EstimatorCfg.settling_noise_scale`),
+#: gives the shipped policy more feet per tick but feeds it the landings' skid, up to +0.56 m/s of bias walking back
+#: with the targets 16 ms late; lin-vel RMS over 24 runs 0.073 here against 0.081 and 0.090 (9, 8 and 14 runs over
+#: 0.08; `python -m linkage_lab_experiments.validation.estimator_latency`, docs/results/2026-12-06_estimator_latency.md).
 SETTLE_UPDATES = 1
 
 
