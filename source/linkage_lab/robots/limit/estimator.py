@@ -49,7 +49,8 @@ STANDING_WEIGHT_SHARE = 0.15
 #: counting the landing tick too, or counting it at twice the foot noise (:attr:`EstimatorCfg.settling_noise_scale`),
 #: gives the shipped policy more feet per tick but feeds it the landings' skid, up to +0.56 m/s of bias walking back
 #: with the targets 16 ms late; lin-vel RMS over 24 runs 0.073 here against 0.081 and 0.090 (9, 8 and 14 runs over
-#: 0.08; `python -m linkage_lab_experiments.validation.estimator_latency`, docs/results/2026-12-06_estimator_latency.md).
+#: 0.08; `python -m linkage_lab_experiments.validation.estimator_latency`,
+#: docs/results/2026-12-06_estimator_latency.md).
 SETTLE_UPDATES = 1
 
 

@@ -16,14 +16,19 @@ _WALK = (
     "0.049 / 0.058 at iteration 999) and walked the closed chain 27 % slow (0.219 m/s at 0.3); on the drivers' "
     "gains it walks the closed chain at speed and lost this much in Isaac Lab, under its randomised latency, motors "
     "and velocity error. Fine-tunes that met these walking targets (a stronger action-rate penalty, a cost on "
-    "flight, smoothed joint targets) lost the closed chain's backward walk or left turn"
+    "flight, smoothed joint targets) lost the closed chain's backward walk or left turn, and milder doses of the "
+    "first two on this policy (action rate -0.01, flight -0.5) ran its forward walks 0.09-0.10 m/s fast there. Most "
+    "of the error is the forward velocity swinging with each step: at 0.3 m/s a swing of 0.058 (0.035 of it above "
+    "12 Hz) beside a mean 0.023 slow (policies/experiments/limit_smoothing_on_yaw_l2)"
 )
 _CLOSED_CHAIN_WALK = (
     "on the closed chain it walks 0.364 m/s on a 0.3 m/s command (RMS 0.0800, 4 runs), as every policy of its "
-    "lineage does there (0.35-0.38 m/s; the one shipped before it: 0.354, RMS 0.072). The estimator is not the cause: "
-    "that policy walked 0.361 m/s on the simulator's true velocity and 0.359 on the estimate in the same 20 s run. "
-    "The closed chain meets the feet with softer contacts than training's and its drivers hold each leg's coupling "
-    "over a control period (docs/results/2026-12-06_held_coupling.md)"
+    "lineage does there (0.35-0.38 m/s; the one shipped before it: 0.354, RMS 0.072). Neither the estimator, the "
+    "motors, the rotors, the floor's friction nor the contacts' stiffness is the cause (each changed alone: "
+    "0.358-0.387); it is the judge's zero latency, which the robot's loop never has (2-22 ms, sample to target): "
+    "on the simulator's true velocity the same walk is 0.29-0.35 m/s with the targets 2-20 ms late, and 0.312 at "
+    "RMS 0.041 at 20 ms on its estimate. On the estimate, at 12-16 ms, the estimator reads the walks up to 0.17 m/s "
+    "off (docs/results/2026-12-06_estimator_latency.md)"
 )
 _TURN = (
     "turning on the spot it reaches the command (+0.298 / -0.273 rad/s in Isaac Lab, +0.304 / -0.277 on the closed "
