@@ -16,14 +16,21 @@ Run ``python -m linkage_lab_experiments.analysis.walk_spectrum --task T --checkp
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from linkage_lab.arguments import finite_float
-from linkage_lab_experiments.turn.yaw_spectrum import BANDS_HZ, band_label, record_case, swing_bands
+from linkage_lab_experiments.turn.yaw_spectrum import (
+    BANDS_HZ,
+    band_label,
+    record_case,
+    run_spectrum,
+    spectrum_parser,
+    swing_bands,
+    write_spectrum,
+)
 
 AXES = ("x", "y")
 
@@ -112,40 +119,11 @@ def plot(rows: list[dict[str, Any]], traces: list[np.ndarray], dt_s: float, path
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--task", default="LinkageLab-Velocity-Flat-Limit")
-    parser.add_argument("--checkpoint", default="pretrained", help="a model_<it>.pt, a run folder or 'pretrained'")
+    parser = spectrum_parser(__doc__.splitlines()[0], Path("outputs") / "walk_spectrum")
     parser.add_argument("--speed", type=finite_float, action="append", help="m/s (repeatable; default 0 and 0.3)")
-    parser.add_argument("--num-envs", type=int, default=8)
-    parser.add_argument("--duration-s", type=finite_float, default=19.0, help="inside one 20 s episode")
-    parser.add_argument("--settle-s", type=finite_float, default=2.0, help="start of the steady part (s)")
-    parser.add_argument("--out", type=Path, default=Path("outputs") / "walk_spectrum")
-    parser.add_argument("overrides", nargs="*", help="hydra overrides for the task")
     args = parser.parse_args(argv)
-    if not args.settle_s >= 0 or not args.duration_s > args.settle_s:
-        parser.error(f"--duration-s ({args.duration_s}) must exceed --settle-s ({args.settle_s}) >= 0")
-
-    from linkage_lab.evaluation.policies import resolve_checkpoint
-    from linkage_lab.io import write_json_atomic
-    from linkage_lab.runtime import resolve_configs
-
-    env_cfg, agent_cfg = resolve_configs(args.task, args.overrides, "cpu")
-    dt = float(env_cfg.sim.dt * env_cfg.decimation)
-    checkpoint = resolve_checkpoint(args.checkpoint, args.task, agent_cfg.experiment_name)
-    rows, traces = [], []
-    for speed in args.speed or (0.0, 0.3):
-        trace = record_walk(args.task, checkpoint, speed, args.num_envs, round(args.duration_s / dt), args.overrides)
-        rows.append(decompose_walk(speed, trace, dt, int(round(args.settle_s / dt))))
-        traces.append(trace)
-    args.out.mkdir(parents=True, exist_ok=True)
-    document = {
-        "task": args.task,
-        "checkpoint": str(checkpoint),
-        "overrides": list(args.overrides),
-        "settle_s": args.settle_s,
-        "results": rows,
-    }
-    write_json_atomic(args.out / "walk_spectrum.json", document)
+    rows, traces, dt = run_spectrum(parser, args, args.speed or (0.0, 0.3), record_walk, decompose_walk)
+    path = write_spectrum(args, rows, "walk_spectrum")
     plot(rows, traces, dt, args.out / "walk_spectrum.png")
     bands = " / ".join(band_label(lo, hi) for lo, hi in BANDS_HZ)
     for row in rows:
@@ -158,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {axis}: bias {part['bias_mps']:+.3f}, episode offsets {part['offsets_mps']:.3f}, swing "
                 f"{part['swing_mps']:.3f} (by band {bands}: {swing})"
             )
-    print(f"wrote {args.out / 'walk_spectrum.json'} and {args.out / 'walk_spectrum.png'}")
+    print(f"wrote {path} and {args.out / 'walk_spectrum.png'}")
     return 0
 
 

@@ -160,39 +160,64 @@ def plot(rows: list[dict[str, Any]], traces: list[np.ndarray], dt_s: float, path
     save_figure_atomic(fig, path, dpi=110)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def spectrum_parser(description: str, default_out: Path) -> argparse.ArgumentParser:
+    """The arguments every spectrum study takes: the policy, the envs, the window, the output and task overrides."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--task", default="LinkageLab-Velocity-Flat-Limit")
     parser.add_argument("--checkpoint", default="pretrained", help="a model_<it>.pt, a run folder or 'pretrained'")
-    parser.add_argument("--yaw-rate", type=finite_float, action="append", help="rad/s (repeatable; default ±0.3)")
     parser.add_argument("--num-envs", type=int, default=8)
     parser.add_argument("--duration-s", type=finite_float, default=19.0, help="inside one 20 s episode")
     parser.add_argument("--settle-s", type=finite_float, default=2.0, help="start of the steady part (s)")
-    parser.add_argument("--out", type=Path, default=Path("outputs") / "yaw_spectrum")
+    parser.add_argument("--out", type=Path, default=default_out)
     parser.add_argument("overrides", nargs="*", help="hydra overrides for the task")
-    args = parser.parse_args(argv)
+    return parser
 
+
+def run_spectrum(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, commands: Sequence[float], record: Any, split: Any
+) -> tuple[list[dict[str, Any]], list[np.ndarray], float]:
+    """Record each command (``record(task, checkpoint, command, num_envs, steps, overrides)``) and split its steady
+    part (``split(command, trace, dt, settle_steps)``); returns the rows, the traces and the control period (s).
+    A window with no steady part is a usage error of ``parser``."""
+    if not args.settle_s >= 0 or not args.duration_s > args.settle_s:
+        parser.error(f"--duration-s ({args.duration_s}) must exceed --settle-s ({args.settle_s}) >= 0")
     from linkage_lab.evaluation.policies import resolve_checkpoint
-    from linkage_lab.io import write_json_atomic
     from linkage_lab.runtime import resolve_configs
 
     env_cfg, agent_cfg = resolve_configs(args.task, args.overrides, "cpu")
     dt = float(env_cfg.sim.dt * env_cfg.decimation)
-    checkpoint = resolve_checkpoint(args.checkpoint, args.task, agent_cfg.experiment_name)
+    args.checkpoint = resolve_checkpoint(args.checkpoint, args.task, agent_cfg.experiment_name)
     rows, traces = [], []
-    for yaw_rate in args.yaw_rate or (0.3, -0.3):
-        trace = record_turn(args.task, checkpoint, yaw_rate, args.num_envs, round(args.duration_s / dt), args.overrides)
-        rows.append(decompose(yaw_rate, trace, dt, int(round(args.settle_s / dt))))
+    for command in commands:
+        trace = record(args.task, args.checkpoint, command, args.num_envs, round(args.duration_s / dt), args.overrides)
+        rows.append(split(command, trace, dt, int(round(args.settle_s / dt))))
         traces.append(trace)
+    return rows, traces, dt
+
+
+def write_spectrum(args: argparse.Namespace, rows: list[dict[str, Any]], stem: str) -> Path:
+    """``<out>/<stem>.json``: the task, checkpoint, overrides, window start and the rows (written atomically)."""
+    from linkage_lab.io import write_json_atomic
+
     args.out.mkdir(parents=True, exist_ok=True)
     document = {
         "task": args.task,
-        "checkpoint": str(checkpoint),
+        "checkpoint": str(args.checkpoint),
         "overrides": list(args.overrides),
         "settle_s": args.settle_s,
         "results": rows,
     }
-    write_json_atomic(args.out / "yaw_spectrum.json", document)
+    path = args.out / f"{stem}.json"
+    write_json_atomic(path, document)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = spectrum_parser(__doc__.splitlines()[0], Path("outputs") / "yaw_spectrum")
+    parser.add_argument("--yaw-rate", type=finite_float, action="append", help="rad/s (repeatable; default ±0.3)")
+    args = parser.parse_args(argv)
+    rows, traces, dt = run_spectrum(parser, args, args.yaw_rate or (0.3, -0.3), record_turn, decompose)
+    path = write_spectrum(args, rows, "yaw_spectrum")
     plot(rows, traces, dt, args.out / "yaw_spectrum.png")
     for row in rows:
         bands = " / ".join(f"{value:.3f}" for value in row["swing_by_band_radps"])
@@ -201,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['rms_error_radps']:.3f} (bias {row['bias_radps']:+.3f}, swing {row['swing_radps']:.3f}; by band "
             f"0-3 / 3-6 / 6-12 / >12 Hz: {bands})"
         )
-    print(f"wrote {args.out / 'yaw_spectrum.json'} and {args.out / 'yaw_spectrum.png'}")
+    print(f"wrote {path} and {args.out / 'yaw_spectrum.png'}")
     return 0
 
 
