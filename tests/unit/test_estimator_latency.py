@@ -11,11 +11,29 @@ from linkage_lab_experiments.validation.estimator_latency import main, summarize
 pytestmark = pytest.mark.unit
 
 
-def test_a_variant_names_its_settling_and_its_scale():
-    assert variant("settled=1") == ("settled", 1, None)
-    assert variant("half=1,2.5") == ("half", 1, 2.5)
-    for text in ("1,2", "=1", "x=-1", "x=1,0.5", "x=1,inf", "x=1,2,3", "x=a"):
-        with pytest.raises(argparse.ArgumentTypeError, match="NAME=SETTLE"):
+def test_a_variant_names_its_estimator_changes():
+    assert variant("settled=settle_updates:1") == ("settled", {"settle_updates": 1})
+    assert variant("fast=settle_updates:5,foot_noise_mps:0.25,estimator_rate:sample") == (
+        "fast",
+        {"settle_updates": 5, "foot_noise_mps": 0.25, "estimator_rate": "sample"},
+    )
+    assert variant("half=settling_noise_scale:2.5") == ("half", {"settling_noise_scale": 2.5})
+    bad = (
+        "settle_updates:1",
+        "=settle_updates:1",
+        "x=",
+        "x=settle_updates:-1",
+        "x=settle_updates:a",
+        "x=settling_noise_scale:0.5",
+        "x=settling_noise_scale:inf",
+        "x=foot_noise_mps:0",
+        "x=estimator_rate:often",
+        "x=gate_chi2:3",
+        "x=settle_updates:1,settle_updates:2",
+        "x=settle_updates",
+    )
+    for text in bad:
+        with pytest.raises(argparse.ArgumentTypeError, match="NAME=KEY:VALUE"):
             variant(text)
 
 
@@ -44,7 +62,7 @@ def test_the_summary_counts_each_variants_runs_over_the_target():
     [
         ["--bundle", "b", "--delays-ms", "-4"],
         ["--bundle", "b", "--duration", "0"],
-        ["--bundle", "b", "--variant", "x=1,0.5"],
+        ["--bundle", "b", "--variant", "x=settling_noise_scale:0.5"],
         ["--bundle", "b", "--commands", "nan"],
     ],
 )

@@ -439,7 +439,10 @@ def test_unknown_io_options_list_the_valid_ones():
 
 @pytest.mark.parametrize(
     ("robot", "valid"),
-    [("limit", ("base_velocity", "drivers", "leg_gains")), ("marvin", ("ankle_mode", "base_velocity"))],
+    [
+        ("limit", ("base_velocity", "drivers", "leg_gains", "estimator_rate")),
+        ("marvin", ("ankle_mode", "base_velocity")),
+    ],
 )
 def test_the_robots_io_options_are_checked_by_name(robot, valid):
     """The registered robot sides (lazy wrappers taking ``**options``) name the options their class takes."""

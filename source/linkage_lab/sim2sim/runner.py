@@ -88,7 +88,10 @@ class _Run:
                 f"bundle control period {bundle.control_period_s} s is not a multiple of the model's "
                 f"timestep {self.dt} s"
             )
-        self.imu = ImuAverage(self.substeps)
+        # The IMU's specific force as the estimator steps over it: the tick's mean, or each step's own for a robot
+        # side whose estimator steps on every sample (``estimator_rate="sample"``).
+        per_sample = getattr(self.io, "estimator_rate", "tick") == "sample"
+        self.imu = ImuAverage(1 if per_sample else self.substeps)
         self.fall_rule = FallRule.from_standing_height(float(self.reader.read(self.data).base_pos_w[2]))
         self.torques = MotorTorqueStats(self.chain.motor_names, [m.peak_torque_nm for m in self.chain.motors], self.dt)
         self.tracking = TrackingStats()
@@ -303,7 +306,16 @@ def _drive(
     sensors = run.sense()
     observed, applied = DelayLine(latency.observation_steps), DelayLine(latency.action_steps)
     read = (lambda exact: exact) if noise is None else noise  # noqa: E731
-    sample = observed.push(read(sensors))  # what the controller has read: the sample of observation_steps ago
+    on_sample = getattr(io, "on_sample", None)  # a robot side that also takes every sample between ticks
+
+    def push(sensors: Sensors) -> Sensors:
+        """The controller's sample now: the reading of observation_steps ago, handed to ``on_sample`` too."""
+        sample = observed.push(read(sensors))
+        if on_sample is not None:
+            on_sample(sample)
+        return sample
+
+    sample = push(sensors)  # what the controller has read: the sample of observation_steps ago
     if hold is not None:
         hold["start_y_m"] = float(sensors.base_pos_w[1])
     if tracker is not None:
@@ -318,12 +330,12 @@ def _drive(
             for substep in range(run.substeps):
                 if substep:
                     sensors = run.sense()
-                    sample = observed.push(read(sensors))
+                    sample = push(sensors)
                 # The drives' PD reads their own encoders now; the targets reach them action_steps late.
                 run.physics_step(applied.push(motor_command), sensors)
             run.add_notes(motor_command)  # after the period: a host loop counts into them too
             sensors = run.sense()
-            sample = observed.push(read(sensors))
+            sample = push(sensors)
             if not (np.isfinite(run.data.qpos).all() and np.isfinite(run.data.qvel).all()):
                 ended = "nonfinite_state"
                 break

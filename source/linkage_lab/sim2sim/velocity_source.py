@@ -43,6 +43,11 @@ def bundle_estimator(
     return estimator
 
 
+#: How often a robot side's estimator steps (``sim2sim --io-option estimator_rate=...``): once per control tick, as the
+#: deploy runtime runs it, or on every sensor sample (each physics step), as an estimator beside the drivers would.
+ESTIMATOR_RATES = ("tick", "sample")
+
+
 class VelocitySource:
     """The base velocity (base frame, m/s) given to the robot-side code each control tick.
 
@@ -50,16 +55,21 @@ class VelocitySource:
         estimator: The robot's estimator, on its joint order.
         mode: ``"estimate"`` (what a robot does) or ``"truth"`` (the simulator's, for comparison).
         control_period_s: Time between two calls (s).
+        rate: ``"tick"``: the estimator steps once per call, over ``control_period_s``; ``"sample"``: it steps in
+            :meth:`sample`, once per sensor sample over the time between their stamps, and a call reads it.
 
     Raises:
-        ValueError: An unknown ``mode``.
+        ValueError: An unknown ``mode`` or ``rate``.
     """
 
-    def __init__(self, estimator: BaseVelocityEstimator, mode: str, control_period_s: float):
+    def __init__(self, estimator: BaseVelocityEstimator, mode: str, control_period_s: float, rate: str = "tick"):
         if mode not in VELOCITY_MODES:
             raise ValueError(f"unknown base_velocity {mode!r}; known: {', '.join(VELOCITY_MODES)}")
+        if rate not in ESTIMATOR_RATES:
+            raise ValueError(f"unknown estimator_rate {rate!r}; known: {', '.join(ESTIMATOR_RATES)}")
         self.estimator = estimator
         self.mode = mode
+        self.rate = rate
         self.control_period_s = float(control_period_s)
         self.reset()
 
@@ -69,42 +79,59 @@ class VelocitySource:
         self._errors: list[np.ndarray] = []
         self._feet: list[int] = []
         self._skipped = 0
+        self._last_sample_s: float | None = None
 
-    def __call__(
-        self, sensors: Sensors, joint_pos: np.ndarray, joint_vel: np.ndarray, joint_torque: np.ndarray | None = None
+    def _step(
+        self, dt_s: float, sensors: Sensors, joint_pos: np.ndarray, joint_vel: np.ndarray, joint_torque: Any
     ) -> np.ndarray:
-        """This tick's base velocity in the base frame (m/s); the estimate is updated either way. ``joint_torque``
-        (from the drivers' torque readings) lets the estimator tell a loaded foot from a swinging one."""
+        """One estimator step; the estimate in the base frame (the last one after a non-finite reading)."""
         rotation = quat_to_matrix(sensors.quat_wxyz)
         try:
-            estimate = self.estimator.update(
-                self.control_period_s,
-                joint_pos,
-                joint_vel,
-                sensors.gyro_b,
-                sensors.accelerometer_b,
-                rotation,
-                joint_torque,
+            return self.estimator.update(
+                dt_s, joint_pos, joint_vel, sensors.gyro_b, sensors.accelerometer_b, rotation, joint_torque
             )
         except ValueError:
             # A non-finite reading: the robot keeps its last estimate (the runtime's guards judge the reading).
             self._skipped += 1
-            estimate = rotation.T @ self.estimator.state.velocity_w
+            return rotation.T @ self.estimator.state.velocity_w
+
+    def sample(
+        self, sensors: Sensors, joint_pos: np.ndarray, joint_vel: np.ndarray, joint_torque: np.ndarray | None = None
+    ) -> None:
+        """With ``rate="sample"``, step the estimator on one sensor sample (its accelerometer the specific force
+        over the time since the last sample); otherwise nothing."""
+        if self.rate != "sample":
+            return
+        last, self._last_sample_s = self._last_sample_s, float(sensors.time_s)
+        dt = 0.0 if last is None else max(float(sensors.time_s) - last, 0.0)
+        self._step(dt, sensors, joint_pos, joint_vel, joint_torque)
+
+    def __call__(
+        self, sensors: Sensors, joint_pos: np.ndarray, joint_vel: np.ndarray, joint_torque: np.ndarray | None = None
+    ) -> np.ndarray:
+        """This tick's base velocity in the base frame (m/s); at ``rate="tick"`` the estimate is updated either way.
+        ``joint_torque`` (from the drivers' torque readings) lets the estimator tell a loaded foot from a swinging
+        one."""
+        if self.rate == "tick":
+            estimate = self._step(self.control_period_s, sensors, joint_pos, joint_vel, joint_torque)
+        else:
+            estimate = quat_to_matrix(sensors.quat_wxyz).T @ self.estimator.state.velocity_w
         self._errors.append(estimate - np.asarray(sensors.base_lin_vel_b, dtype=float))
         self._feet.append(self.estimator.state.feet_used)
         return np.asarray(sensors.base_lin_vel_b, dtype=float) if self.mode == "truth" else estimate
 
     def report(self) -> dict[str, Any]:
-        """The mode and the estimate's error against the truth over the run: mean (bias), RMS and the RMS about the
-        mean (noise) per base axis, m/s; the mean number of feet the filter used per tick."""
+        """The mode, the rate and the estimate's error against the truth at the ticks: mean (bias), RMS and the RMS
+        about the mean (noise) per base axis, m/s; the mean number of feet the filter's last step used per tick."""
         errors = np.array(self._errors).reshape(-1, 3)
         if len(errors) == 0:
-            return {"mode": self.mode, "ticks": 0}
+            return {"mode": self.mode, "rate": self.rate, "ticks": 0}
         axes = ("x", "y", "z")
         bias = errors.mean(axis=0)
         rms = np.sqrt((errors**2).mean(axis=0))
         return {
             "mode": self.mode,
+            "rate": self.rate,
             "ticks": len(errors),
             "estimate_bias_mps": dict(zip(axes, map(float, bias), strict=True)),
             "estimate_rms_mps": dict(zip(axes, map(float, rms), strict=True)),

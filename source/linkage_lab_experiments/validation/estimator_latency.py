@@ -4,11 +4,12 @@ The robot's loop is never instant: the deploy runtime measured 2-22 ms from samp
 (docs/results/2026-12-03_deploy_runtime.md), and a latency shifts the feet's landings against the control ticks
 the estimator samples them on. This runs the bundle on the closed chain (the policy on the robot-side estimate,
 the robot's sensor noise) at each forward command and each target delay, once per variant of the estimator's
-``settle_updates`` / ``settling_noise_scale`` (a copy of the bundle with its ``base_velocity.json`` changed), and
+settings (a copy of the bundle with its ``base_velocity.json`` changed) and of how often it steps (once per tick,
+or on every physics step's sample: ``sim2sim --io-option estimator_rate``), and
 reports each run's speed, lin-vel RMS, the estimate's bias and noise along x and the feet it used per tick.
 
 Run ``python -m linkage_lab_experiments.validation.estimator_latency --bundle B [--commands -0.3 0 0.3 0.5]
-[--delays-ms 0 4 8 12 16 20] [--variant NAME=SETTLE[,SCALE] ...] [--duration 20] [--out DIR]``; writes
+[--delays-ms 0 4 8 12 16 20] [--variant NAME=KEY:VALUE,... ...] [--duration 20] [--out DIR]``; writes
 ``estimator_latency.json`` and ``estimator_latency.png`` to DIR.
 """
 
@@ -22,32 +23,48 @@ from typing import Any
 
 from linkage_lab.arguments import finite_float
 
-#: The variants compared by default: (name, settle_updates, settling_noise_scale).
+#: The estimator settings a variant may change (``base_velocity.json``'s ``cfg``), and how often it steps.
+VARIANT_KEYS = {"settle_updates": int, "settling_noise_scale": float, "foot_noise_mps": float, "estimator_rate": str}
+#: The variants compared by default: (name, the changes to the bundle's estimator).
 DEFAULT_VARIANTS = (
-    ("left out until settled", 1, None),
-    ("landing at twice the noise", 1, 2.0),
-    ("counted from landing", 0, None),
+    ("left out until settled", {"settle_updates": 1}),
+    ("landing at twice the noise", {"settle_updates": 1, "settling_noise_scale": 2.0}),
+    ("counted from landing", {"settle_updates": 0}),
 )
 DEFAULT_COMMANDS = (-0.3, 0.0, 0.3, 0.5)
 DEFAULT_DELAYS_MS = (0.0, 4.0, 8.0, 12.0, 16.0, 20.0)
 
 
-def variant(text: str) -> tuple[str, int, float | None]:
-    """``"NAME=SETTLE[,SCALE]"`` → ``(name, settle_updates, settling_noise_scale or None)``."""
+def variant(text: str) -> tuple[str, dict[str, Any]]:
+    """``"NAME=KEY:VALUE,..."`` → ``(name, {key: value})``, keys from :data:`VARIANT_KEYS` (``estimator_rate``:
+    ``tick`` or ``sample``, see ``sim2sim --io-option estimator_rate``)."""
+    from linkage_lab.sim2sim.velocity_source import ESTIMATOR_RATES
+
     name, sep, rest = text.partition("=")
-    parts = rest.split(",")
+    changes: dict[str, Any] = {}
     try:
-        if not sep or not name or len(parts) > 2:
+        if not sep or not name or not rest:
             raise ValueError
-        settle = int(parts[0])
-        scale = float(parts[1]) if len(parts) == 2 else None
-        if settle < 0 or (scale is not None and not (math.isfinite(scale) and scale >= 1.0)):
+        for item in rest.split(","):
+            key, colon, value = item.partition(":")
+            if not colon or key not in VARIANT_KEYS or key in changes:
+                raise ValueError
+            changes[key] = VARIANT_KEYS[key](value)
+        scale, settle = changes.get("settling_noise_scale"), changes.get("settle_updates", 0)
+        noise = changes.get("foot_noise_mps", 1.0)
+        if settle < 0 or not (math.isfinite(noise) and noise > 0):
+            raise ValueError
+        if scale is not None and not (math.isfinite(scale) and scale >= 1.0):
+            raise ValueError
+        if changes.get("estimator_rate", "tick") not in ESTIMATOR_RATES:
             raise ValueError
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"a variant is NAME=SETTLE[,SCALE] (SETTLE a whole number >= 0, SCALE >= 1), got {text!r}"
+            f"a variant is NAME=KEY:VALUE,... with keys {', '.join(VARIANT_KEYS)} (settle_updates >= 0, "
+            f"settling_noise_scale >= 1, foot_noise_mps > 0, estimator_rate {' or '.join(ESTIMATOR_RATES)}); "
+            f"got {text!r}"
         ) from None
-    return name, settle, scale
+    return name, changes
 
 
 def summarize(rows: Sequence[dict[str, Any]], target_rms_mps: float) -> list[dict[str, Any]]:
@@ -73,7 +90,7 @@ def summarize(rows: Sequence[dict[str, Any]], target_rms_mps: float) -> list[dic
 
 def measure(
     bundle: Path,
-    variants: Sequence[tuple[str, int, float | None]],
+    variants: Sequence[tuple[str, dict[str, Any]]],
     commands: Sequence[float],
     delays_ms: Sequence[float],
     duration_s: float,
@@ -88,12 +105,13 @@ def measure(
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for k, (name, settle, scale) in enumerate(variants):
+        for k, (name, changes) in enumerate(variants):
             copy = Path(tmp) / f"variant_{k}"
             shutil.copytree(bundle, copy)
             document = json.loads((copy / ESTIMATOR_FILE).read_text())
-            document["cfg"].update(settle_updates=settle, settling_noise_scale=scale)
+            document["cfg"].update({key: value for key, value in changes.items() if key != "estimator_rate"})
             (copy / ESTIMATOR_FILE).write_text(json.dumps(document))
+            rate = changes.get("estimator_rate", "tick")
             for command in commands:
                 for delay in delays_ms:
                     report = run_sim2sim(
@@ -102,12 +120,12 @@ def measure(
                         duration_s=duration_s,
                         delays_s=(0.0, delay / 1000.0),
                         sensor_noise=ROBOT_SENSORS,
+                        io_options={"estimator_rate": rate} if rate != "tick" else None,
                     )
                     tracking, estimate = report["tracking"], report["robot_side"]["base_velocity"]
                     row = {
                         "variant": name,
-                        "settle_updates": settle,
-                        "settling_noise_scale": scale,
+                        "estimator": {"estimator_rate": rate, **document["cfg"]},
                         "command_mps": command,
                         "action_delay_ms": delay,
                         "mean_forward_speed_mps": tracking["mean_forward_speed_mps"],
@@ -163,7 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bundle", type=Path, required=True)
     parser.add_argument("--commands", type=finite_float, nargs="+", default=list(DEFAULT_COMMANDS), help="m/s")
     parser.add_argument("--delays-ms", type=finite_float, nargs="+", default=list(DEFAULT_DELAYS_MS))
-    parser.add_argument("--variant", type=variant, action="append", help="NAME=SETTLE[,SCALE] (default: three)")
+    parser.add_argument(
+        "--variant", type=variant, action="append", help="NAME=KEY:VALUE,... (repeatable; default: three)"
+    )
     parser.add_argument("--duration", type=finite_float, default=20.0, help="simulated seconds per run")
     parser.add_argument("--target-rms", type=finite_float, default=0.08, help="the closed-chain lin-vel target")
     parser.add_argument("--out", type=Path, default=Path("outputs") / "estimator_latency")

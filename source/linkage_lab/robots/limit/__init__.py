@@ -96,7 +96,7 @@ def _sim2sim_io(bundle: Any, chain: Any, **options: Any) -> Any:
 
 
 #: The options ``LimitSim2SimIO`` takes (``sim2sim --io-option KEY=VALUE``), named here so the import stays lazy.
-_sim2sim_io.options = ("base_velocity", "drivers", "leg_gains")
+_sim2sim_io.options = ("base_velocity", "drivers", "leg_gains", "estimator_rate")
 
 
 def _deploy_wire(chain: Any) -> Any:

@@ -51,6 +51,9 @@ class LimitSim2SimIO:
             step, for comparison).
         leg_gains: The wire's leg gains (``coupled`` or ``diagonal``, see ``deploy_config.WIRE_DOC``) instead of the
             bundle's, for comparison; ``None``: the bundle's.
+        estimator_rate: ``tick`` (the deploy runtime's: the estimator steps once per control tick) or ``sample``
+            (it steps on every physics step's sensor sample, as an estimator beside the drivers would; the IMU then
+            gives each step's specific force, not the tick's mean).
 
     Raises:
         BundleError: The bundle has no ``deploy.json``, or its wire carries joint angles (firmware conversion,
@@ -64,6 +67,7 @@ class LimitSim2SimIO:
         base_velocity: str = "estimate",
         drivers: str = "per_motor",
         leg_gains: str | None = None,
+        estimator_rate: str = "tick",
     ):
         if drivers not in ("per_motor", "coupled"):
             raise BundleError(f"drivers must be 'per_motor' or 'coupled', got {drivers!r}")
@@ -94,7 +98,7 @@ class LimitSim2SimIO:
         self._num_motors = len(motors)
         try:
             estimator = bundle_estimator(bundle, JOINT_NAMES, lambda: limit_base_velocity_estimator(limit_config()))
-            self.velocity = VelocitySource(estimator, base_velocity, config.control_period_s)
+            self.velocity = VelocitySource(estimator, base_velocity, config.control_period_s, estimator_rate)
         except ValueError as exc:
             raise BundleError(str(exc)) from None
 
@@ -102,6 +106,17 @@ class LimitSim2SimIO:
         """Forget the last action and start the velocity estimate at rest."""
         self.deployment.reset()
         self.velocity.reset()
+
+    @property
+    def estimator_rate(self) -> str:
+        """How often the velocity estimator steps: ``tick`` or ``sample`` (the runner then gives the IMU per step)."""
+        return self.velocity.rate
+
+    def on_sample(self, sensors: Sensors) -> None:
+        """One physics step's sensor sample: the estimator steps on it at ``estimator_rate="sample"``."""
+        if self.velocity.rate == "sample":
+            state = self.deployment.wire.decode(self.samples(sensors))
+            self.velocity.sample(sensors, state.joint_pos, state.joint_vel, state.joint_torque)
 
     def samples(self, sensors: Sensors) -> list[JointSample]:
         """The 12 wire records of the motor encoders (through the encoder sign/offset table)."""
