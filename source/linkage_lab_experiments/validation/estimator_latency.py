@@ -171,7 +171,7 @@ def plot(rows: Sequence[dict[str, Any]], target_rms_mps: float, path: Path) -> N
         ax.axhline(target_rms_mps, color="k", ls="--", lw=1, label="closed-chain target")
         ax.set(xlabel="targets late by (ms)", ylabel="lin-vel RMS (m/s)", title=f"walk at {command:+.2f} m/s")
     fig.axes[0].legend(fontsize=8)
-    fig.suptitle("the policy on its estimate, closed chain: the estimator's landing rule against the loop's latency")
+    fig.suptitle("the policy on its estimate, closed chain: the estimator's settings against the loop's latency")
     fig.tight_layout()
     save_figure_atomic(fig, path, dpi=110)
 
