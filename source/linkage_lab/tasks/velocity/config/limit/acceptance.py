@@ -28,7 +28,7 @@ _CLOSED_CHAIN_WALK = (
     "0.358-0.387); it is the judge's zero latency, which the robot's loop never has (2-22 ms, sample to target): "
     "on the simulator's true velocity the same walk is 0.29-0.35 m/s with the targets 2-20 ms late, and 0.312 at "
     "RMS 0.041 at 20 ms on its estimate. On the estimate, at 12-16 ms, the estimator reads the walks up to 0.17 m/s "
-    "off, once per tick; stepped on every sample it holds them (docs/results/2026-12-06_estimator_latency.md)"
+    "off, once per tick (docs/results/2026-12-06_estimator_latency.md)"
 )
 _TURN = (
     "turning on the spot it reaches the command (+0.298 / -0.273 rad/s in Isaac Lab, +0.304 / -0.277 on the closed "
