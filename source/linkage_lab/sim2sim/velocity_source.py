@@ -18,6 +18,30 @@ from linkage_lab.deploy.base_velocity import ESTIMATOR_FILE, BaseVelocityEstimat
 from linkage_lab.sim2sim.bundle import Bundle, BundleError
 from linkage_lab.sim2sim.sensors import Sensors, quat_to_matrix
 
+
+def integral_time_s(series: np.ndarray, period_s: float) -> float:
+    """The integral time scale of ``series`` (one signal sampled every ``period_s`` seconds) about its mean:
+    ``period_s · (½ + Σₖ ρ(k))``, the autocorrelation summed from lag 1 up to its first lag at or below zero (s).
+
+    For a first-order Gauss–Markov process ``eₜ = a·eₜ₋₁ + √(1−a²)·σ·nₜ`` it is ``period_s · (½ + a / (1 − a))``,
+    about its time constant ``−period_s / ln a`` when that is long; white noise gives ``period_s / 2``, a constant
+    signal ``0`` (no swing to correlate).
+    """
+    values = np.asarray(series, dtype=float).ravel()
+    swing = values - values.mean()
+    power = float(swing @ swing)
+    round_off = len(values) * (1e-12 * max(1.0, float(np.abs(values).max(initial=0.0)))) ** 2
+    if len(values) < 2 or power <= round_off:
+        return 0.0
+    total = 0.5
+    for lag in range(1, len(values)):
+        rho = float(swing[lag:] @ swing[:-lag]) / power
+        if rho <= 0.0:
+            break
+        total += rho
+    return period_s * total
+
+
 #: ``base_velocity=`` values a robot side takes (``sim2sim --io-option base_velocity=truth``).
 VELOCITY_MODES = ("estimate", "truth")
 
@@ -77,6 +101,7 @@ class VelocitySource:
         """Start the filter at rest and clear the error record."""
         self.estimator.reset()
         self._errors: list[np.ndarray] = []
+        self._truths: list[np.ndarray] = []
         self._feet: list[int] = []
         self._skipped = 0
         self._last_sample_s: float | None = None
@@ -116,13 +141,15 @@ class VelocitySource:
             estimate = self._step(self.control_period_s, sensors, joint_pos, joint_vel, joint_torque)
         else:
             estimate = quat_to_matrix(sensors.quat_wxyz).T @ self.estimator.state.velocity_w
-        self._errors.append(estimate - np.asarray(sensors.base_lin_vel_b, dtype=float))
+        self._truths.append(np.asarray(sensors.base_lin_vel_b, dtype=float))
+        self._errors.append(estimate - self._truths[-1])
         self._feet.append(self.estimator.state.feet_used)
         return np.asarray(sensors.base_lin_vel_b, dtype=float) if self.mode == "truth" else estimate
 
     def report(self) -> dict[str, Any]:
         """The mode, the rate and the estimate's error against the truth at the ticks: mean (bias), RMS and the RMS
-        about the mean (noise) per base axis, m/s; the mean number of feet the filter's last step used per tick."""
+        about the mean (noise) per base axis, m/s, and how long the noise stays correlated (:func:`integral_time_s`);
+        the mean number of feet the filter's last step used per tick."""
         errors = np.array(self._errors).reshape(-1, 3)
         if len(errors) == 0:
             return {"mode": self.mode, "rate": self.rate, "ticks": 0}
@@ -136,6 +163,9 @@ class VelocitySource:
             "estimate_bias_mps": dict(zip(axes, map(float, bias), strict=True)),
             "estimate_rms_mps": dict(zip(axes, map(float, rms), strict=True)),
             "estimate_noise_mps": dict(zip(axes, map(float, errors.std(axis=0)), strict=True)),
+            "estimate_noise_correlation_s": {
+                axis: integral_time_s(errors[:, i], self.control_period_s) for i, axis in enumerate(axes)
+            },
             "mean_feet_used": float(np.mean(self._feet)),
             "skipped_updates": self._skipped,
         }

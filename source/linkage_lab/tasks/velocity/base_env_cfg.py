@@ -57,7 +57,11 @@ class LinkageVelocityEnvCfg(LocomotionVelocityRoughEnvCfg):
         # their measured values in params).
         self.observations.policy.base_lin_vel = ObsTerm(
             func=estimate.base_lin_vel_estimate,
-            params={"bias_mps": estimate.DEFAULT_BIAS_MPS, "noise_std_mps": estimate.DEFAULT_NOISE_STD_MPS},
+            params={
+                "bias_mps": estimate.DEFAULT_BIAS_MPS,
+                "noise_std_mps": estimate.DEFAULT_NOISE_STD_MPS,
+                "correlation_s": (0.0, 0.0, 0.0),
+            },
         )
         self._guard_numeric_faults()
         self._replay_cpu_physics_as_graph()
