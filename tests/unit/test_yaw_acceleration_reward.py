@@ -107,3 +107,24 @@ def test_the_limit_recipe_leaves_the_yaw_error_cost_off():
     term = LimitFlatEnvCfg().rewards.yaw_rate_error_l2
     assert term.func is yaw_rate_error_l2 and term.weight == 0.0
     assert term.params["command_name"] == "base_velocity"
+
+
+def test_the_lin_vel_error_cost_is_the_squared_planar_error_against_the_command():
+    from linkage_lab.tasks.velocity.config.limit.env_cfg import LimitFlatEnvCfg
+    from linkage_lab.tasks.velocity.rewards import lin_vel_error_l2
+
+    # Three envs: on the command, 0.1 m/s short, and sliding sideways 0.2 m/s while walking back 0.1 m/s too fast;
+    # by hand (c − v)² summed over x and y: 0, 0.01, 0.01 + 0.04. The vertical velocity is not charged.
+    velocity = torch.tensor([[0.3, 0.0, 0.5], [0.2, 0.0, 0.0], [-0.4, 0.2, -0.3]], dtype=torch.float64)
+    command = torch.tensor([[0.3, 0.0, 0.2], [0.3, 0.0, 0.0], [-0.3, 0.0, 0.0]], dtype=torch.float64)
+    data = SimpleNamespace(root_lin_vel_b=SimpleNamespace(torch=velocity))
+    env = SimpleNamespace(
+        scene={"robot": SimpleNamespace(data=data)},
+        command_manager=SimpleNamespace(get_command=lambda name: {"base_velocity": command}[name]),
+    )
+    torch.testing.assert_close(
+        lin_vel_error_l2(env, "base_velocity"), torch.tensor([0.0, 0.01, 0.05], dtype=torch.float64)
+    )
+    term = LimitFlatEnvCfg().rewards.lin_vel_error_l2
+    assert term.func is lin_vel_error_l2 and term.weight == 0.0  # off in the recipe; fine-tunes turn it on
+    assert term.params["command_name"] == "base_velocity"

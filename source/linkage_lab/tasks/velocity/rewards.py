@@ -190,6 +190,20 @@ class yaw_acceleration_l2(ManagerTermBase):
         return torch.square(acceleration)
 
 
+def lin_vel_error_l2(
+    env: ManagerBasedRLEnv, command_name: str, asset_cfg: SceneEntityCfg = SceneEntityCfg("robot")
+) -> torch.Tensor:
+    """``‖c_xy − v_xy‖²``: the squared error of the base's body-frame planar velocity against the command's (m/s)².
+
+    The walking counterpart of :func:`yaw_rate_error_l2`: with a negative weight, the acceptance's lin-vel RMS error
+    as a cost. Where the exponential kernels flatten a few kernel widths out, the square keeps charging the peaks of a
+    swing (the steps' jolts) in proportion to its variance.
+    """
+    velocity = env.scene[asset_cfg.name].data.root_lin_vel_b.torch[:, :2]
+    command = env.command_manager.get_command(command_name)[:, :2]
+    return torch.sum(torch.square(command - velocity), dim=1)
+
+
 def yaw_rate_error_l2(
     env: ManagerBasedRLEnv, command_name: str, asset_cfg: SceneEntityCfg = SceneEntityCfg("robot")
 ) -> torch.Tensor:

@@ -31,6 +31,7 @@ from linkage_lab.tasks.velocity.rewards import (
     airborne,
     foot_held_up,
     heading_tracking,
+    lin_vel_error_l2,
     short_stance,
     yaw_acceleration_l2,
     yaw_rate_error_l2,
@@ -80,6 +81,9 @@ class LimitRewardsCfg(RewardsCfg):
     # The yaw-rate error squared, (rad/s)²: the acceptance's yaw RMS as a cost, charging the swing of the yaw rate as
     # much as its mean error. Off in the recipe (policies/experiments/limit_yaw_error_l2/).
     yaw_rate_error_l2 = RewTerm(func=yaw_rate_error_l2, weight=0.0, params={"command_name": "base_velocity"})
+    # The planar velocity error squared, (m/s)²: the acceptance's lin-vel RMS as a cost, its swing charged with its
+    # mean. Off in the recipe.
+    lin_vel_error_l2 = RewTerm(func=lin_vel_error_l2, weight=0.0, params={"command_name": "base_velocity"})
     # The heading the yaw-rate command integrates, held (Marvin's term): pays for the mean turn and its slow wander,
     # which the yaw-acceleration cost leaves alone. Off: with that cost it turned less (the same experiment).
     heading_tracking = RewTerm(
