@@ -72,15 +72,13 @@ def test_sim2sim_cli_runs_the_shipped_limit_bundle(tmp_path, capsys):
     # by the task's targets; its standing case meets them (the policy stands still), and the table is printed.
     sweep_dir = tmp_path / "sweep"
     sweep_args = ["sim2sim", "--bundle", str(tmp_path / "bundle"), "--sweep", "--duration", "1", "--episodes", "2"]
-    # The shipped Limit's yaw rate swings turning right on the spot (a known miss of its acceptance, worse in 1 s runs
-    # that are mostly the start): the verdict is "missed", exit 3.
-    assert main([*sweep_args, "--out", str(sweep_dir)]) == 3
+    # 1 s runs, one of them kicked, are mostly the start, so the shipped policy misses some target in them (which ones
+    # depends on the policy: the shipped numbers come from the long sweep beside it). The exit status and the printed
+    # verdict follow the summary: "missed", exit 3, whenever a check failed.
+    status = main([*sweep_args, "--out", str(sweep_dir)])
     printed = capsys.readouterr().out
-    assert "verdict: missed" in printed
     sweep = json.loads((sweep_dir / "sweep.json").read_text())
-    assert "vx+0.00_wz-0.30: yaw_rate_rms_radps" in {
-        line.split(" ", 2)[0] + " " + line.split(" ", 2)[1] for line in sweep["summary"]["failed_checks"]
-    }
+    assert sweep["summary"]["failed_checks"] and status == 3 and "verdict: missed" in printed
     assert sweep["task"] == LIMIT and sweep["episodes_per_case"] == 2 and len(sweep["cases"]) == 6
     assert all(len(row["runs"]) == 2 and row["runs"][1]["base_kick"] is not None for row in sweep["cases"])
     standing = next(row for row in sweep["cases"] if row["command"] == {"lin_vel_x_mps": 0.0, "ang_vel_z_radps": 0.0})
