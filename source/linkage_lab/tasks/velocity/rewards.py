@@ -204,6 +204,28 @@ def lin_vel_error_l2(
     return torch.sum(torch.square(command - velocity), dim=1)
 
 
+def standing_joint_deviation_l1(
+    env: ManagerBasedRLEnv,
+    command_name: str,
+    max_lin_mps: float = 0.05,
+    max_yaw_radps: float = 0.05,
+    asset_cfg: SceneEntityCfg = SceneEntityCfg("robot"),
+) -> torch.Tensor:
+    """``Σ |q − q₀|`` over the joints of ``asset_cfg`` (rad) while the command asks to stand, else 0.
+
+    The command asks to stand when its planar speed is under ``max_lin_mps`` and its yaw rate under
+    ``max_yaw_radps``. Isaac Lab's ``stand_still_joint_deviation_l1`` reads the planar speed alone, which on a robot
+    told to turn on the spot would charge the turn. With a negative weight: a robot told to stand holds its
+    standing pose instead of marching on the spot (a trot in place swings the base at every step).
+    """
+    asset = env.scene[asset_cfg.name]
+    ids = asset_cfg.joint_ids
+    deviation = torch.abs(asset.data.joint_pos.torch[:, ids] - asset.data.default_joint_pos.torch[:, ids])
+    command = env.command_manager.get_command(command_name)
+    standing = (torch.linalg.norm(command[:, :2], dim=-1) < max_lin_mps) & (torch.abs(command[:, 2]) < max_yaw_radps)
+    return deviation.sum(dim=-1) * standing
+
+
 def yaw_rate_error_l2(
     env: ManagerBasedRLEnv, command_name: str, asset_cfg: SceneEntityCfg = SceneEntityCfg("robot")
 ) -> torch.Tensor:

@@ -33,6 +33,7 @@ from linkage_lab.tasks.velocity.rewards import (
     heading_tracking,
     lin_vel_error_l2,
     short_stance,
+    standing_joint_deviation_l1,
     yaw_acceleration_l2,
     yaw_rate_error_l2,
 )
@@ -84,6 +85,8 @@ class LimitRewardsCfg(RewardsCfg):
     # The planar velocity error squared, (m/s)²: the acceptance's lin-vel RMS as a cost, its swing charged with its
     # mean. Off in the recipe.
     lin_vel_error_l2 = RewTerm(func=lin_vel_error_l2, weight=0.0, params={"command_name": "base_velocity"})
+    # The joints' distance from the standing pose, summed (rad), while the command asks to stand. Off in the recipe.
+    standing_still = RewTerm(func=standing_joint_deviation_l1, weight=0.0, params={"command_name": "base_velocity"})
     # The heading the yaw-rate command integrates, held (Marvin's term): pays for the mean turn and its slow wander,
     # which the yaw-acceleration cost leaves alone. Off: with that cost it turned less (the same experiment).
     heading_tracking = RewTerm(
