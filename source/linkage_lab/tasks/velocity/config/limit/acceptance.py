@@ -18,7 +18,10 @@ _WALK = (
     "before (policies/experiments/limit_smoothing_on_yaw_l2). Fine-tunes that met these walking targets (a stronger "
     "action-rate penalty, a cost on flight, smoothed joint targets) lost the closed chain's backward walk or left "
     "turn, or ran its forward walks 0.09-0.10 m/s fast there; the squared velocity error at -150 fell in Isaac Lab, "
-    "and at -60 this one walks the closed chain within every target"
+    "and at -60 this one walks the closed chain within every target. Without the pushes it reads 0.057 / 0.056 / "
+    "0.062 / 0.064. 400 iterations more of its stage, or under 0-40 ms of latency, or with a cost on leaving the "
+    "standing pose at a standing command, each lost a closed-chain target and came no closer here "
+    "(policies/experiments/limit_fine_tune_3199)"
 )
 _TURN = (
     "turning on the spot it reaches the command (+0.284 / -0.297 rad/s), but the yaw rate swings with each step: yaw "
