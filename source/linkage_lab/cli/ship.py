@@ -254,10 +254,12 @@ def training_record(checkpoint: Path, iteration: int) -> dict[str, Any]:
     resumed_from = record.get("resumed_from")
     fine_tuned_from = None
     if resumed_from is not None:
+        from linkage_lab.paths import repo_relative
+
         # A fine-tune: the run started from another run's (or a shipped) checkpoint at that checkpoint's iteration
         # count, and `--max-iterations` adds to it.
         first = (record.get("sessions") or [{}])[0].get("first_iteration")
-        fine_tuned_from = {"checkpoint": _repo_relative(resumed_from), "iterations": first}
+        fine_tuned_from = {"checkpoint": repo_relative(resumed_from), "iterations": first}
         command += ["--resume", fine_tuned_from["checkpoint"]]
         planned = None if planned is None or first is None else planned - first
     if planned is not None:
@@ -278,16 +280,6 @@ def training_record(checkpoint: Path, iteration: int) -> dict[str, Any]:
         "workers": record.get("workers", 1),
         **_throughput(run_dir, iteration, record.get("sessions")),
     }
-
-
-def _repo_relative(path: str) -> str:
-    """``path`` relative to the repository when it lies inside it (a shipped policy, a run under ``logs/``)."""
-    from linkage_lab.paths import REPO_ROOT
-
-    try:
-        return str(Path(path).resolve().relative_to(REPO_ROOT.resolve()))
-    except ValueError:
-        return str(path)
 
 
 def _throughput(run_dir: Path, iteration: int, sessions: list[dict[str, Any]] | None = None) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from typing import Any
 
 from linkage_lab.actuators.transmissions import register_transmissions
 from linkage_lab.config import load_config_file
-from linkage_lab.paths import REPO_ROOT, ROBOT_CONFIG_DIR
+from linkage_lab.paths import ROBOT_CONFIG_DIR, repo_relative
 from linkage_lab.typed_config import parse
 
 
@@ -136,11 +136,7 @@ class RobotSpec:
 
 @functools.lru_cache(maxsize=32)
 def _typed_config(config_type: type, path: Path) -> Any:
-    return parse(config_type, load_config_file(path), _display_path(path))
-
-
-def _display_path(path: Path) -> str:
-    return path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else str(path)
+    return parse(config_type, load_config_file(path), repo_relative(path))
 
 
 _REGISTRY: dict[str, RobotSpec] = {}
