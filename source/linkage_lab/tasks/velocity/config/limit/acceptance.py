@@ -5,30 +5,36 @@ from __future__ import annotations
 from linkage_lab.evaluation.sweep import Acceptance, CommandCase, KnownMiss, TrackingTargets
 
 #: Why the shipped policy (the lineage of its ``train.json``: 700 iterations from scratch with the foot terms, 300 on
-#: the sharp tracking kernels, 600 on the robot drivers' diagonal leg gains, 400 with the yaw-rate error squared, then
-#: 800 on the estimator's measured, correlated error with the planar velocity error squared) misses what it misses; the
-#: numbers are its ``sweep.json`` / ``closed_chain_sweep.json`` (policies/experiments/limit_estimate_error_model/,
-#: docs/results/2026-12-07_estimate_error_model.md). On the closed chain it meets every target.
+#: the sharp tracking kernels, 600 on the robot drivers' diagonal leg gains, 400 with the yaw-rate error squared, 800
+#: on the estimator's measured, correlated error with the planar velocity error squared, then 400 with its joint
+#: targets filtered at α 0.7) misses what it misses; the numbers are its ``sweep.json`` / ``closed_chain_sweep.json``
+#: (policies/experiments/limit_fine_tune_3199/). On the closed chain it meets every target.
 _WALK = (
-    "its walks in Isaac Lab track at lin-vel RMS 0.057 / 0.064 / 0.068 / 0.073 m/s at -0.3 / 0 / 0.3 / 0.5 m/s, "
+    "its walks in Isaac Lab track at lin-vel RMS 0.058 / 0.060 / 0.065 / 0.067 m/s at -0.3 / 0 / 0.3 / 0.5 m/s, "
     "the mean speed within 0.017 m/s of the command (8 episodes each), under its randomised latency (0-20 ms), motors "
-    "and the estimator's measured error, correlated over 0.05 s as the filter makes it (the policy shipped before, "
-    "judged under the same error: 0.066 / 0.065 / 0.069 / 0.074). Most of the error is the forward velocity swinging "
-    "with each step: at 0.3 m/s a swing of 0.058 (0.035 of it above 12 Hz) beside a mean 0.023 fast, for the policy "
-    "before (policies/experiments/limit_smoothing_on_yaw_l2). Fine-tunes that met these walking targets (a stronger "
-    "action-rate penalty, a cost on flight, smoothed joint targets) lost the closed chain's backward walk or left "
-    "turn, or ran its forward walks 0.09-0.10 m/s fast there; the squared velocity error at -150 fell in Isaac Lab, "
-    "and at -60 this one walks the closed chain within every target. Without the pushes it reads 0.057 / 0.056 / "
-    "0.062 / 0.064, and under any one of the sweep's randomised conditions alone (latency, constants, friction, "
-    "sensor noise, the estimate's error) within 0.005 of the target: the misses are their sum. 400 iterations more "
-    "of its stage, or under 0-40 ms of latency, or with a cost on leaving the standing pose at a standing command, "
-    "each lost a closed-chain target and came no closer here; a cost on stances under 0.15 s slowed the tapping trot "
-    "only by putting it in the air (policies/experiments/limit_fine_tune_3199)"
+    "and the estimator's measured error, correlated over 0.05 s as the filter makes it (the policy shipped before: "
+    "0.057 / 0.064 / 0.068 / 0.073). Most of the error is the forward velocity swinging with each step: at 0.3 m/s "
+    "a swing of 0.058 (0.035 of it above 12 Hz) beside a mean 0.023 fast, for an earlier policy "
+    "(policies/experiments/limit_smoothing_on_yaw_l2). The policy before it met 0.06 under any one of the sweep's "
+    "randomised conditions alone (latency, constants, friction, sensor noise, the estimate's error) to within 0.005: "
+    "the misses are their sum. Its joint targets' filter (α 0.7) took 0.002-0.006 off; a stronger filter (α 0.5), "
+    "ten times the joint-acceleration cost, the squared velocity error at -90, 400 iterations more of the stage, "
+    "0-40 ms of latency, a cost on leaving the standing pose or on short stances each came no closer here or lost a "
+    "closed-chain target (policies/experiments/limit_fine_tune_3199)"
+)
+_DUTY = (
+    "walking 0.5 m/s in Isaac Lab its least-loaded foot is down 19.98 % of the time (8 episodes), a hair under the "
+    "20 %; on the closed chain 42 % or more. The joint-target filter it was fine-tuned with costs that foot's "
+    "stance (the policy before: 21 %), and the branches without the filter that tracked as well lost it too (18 %; "
+    "policies/experiments/limit_fine_tune_3199)"
 )
 _TURN = (
-    "turning on the spot it reaches the command (+0.284 / -0.297 rad/s), but the yaw rate swings with each step: yaw "
-    "RMS 0.141 / 0.152 in Isaac Lab, 0.115 / 0.132 with nothing randomised (on the closed chain 0.074 / 0.117, within "
-    "its 0.12). The Limit turns only by "
+    "turning on the spot it reaches the command (+0.308 / -0.257 rad/s), but the yaw rate swings with each step: yaw "
+    "RMS 0.144 / 0.144 in Isaac Lab (on the closed chain 0.081 / 0.100, within its 0.12). The policy before it "
+    "swung 0.115 / 0.132 with nothing randomised in Isaac Lab and 0.074 / 0.117 on the "
+    "closed chain; the estimator is not the difference (the closed chain on the true velocity: 0.067 / 0.115), and "
+    "neither alone is Isaac Lab's contact stiffness (twice the closed chain's; softened there: 0.124 / 0.157) nor its "
+    "step (two substeps: 0.112 / 0.123). The Limit turns only by "
     "skidding its stance feet sideways (its legs are planar), and a skid swings: the robot's scripted trot, whose "
     "joint targets are smooth 2.5 Hz sinusoids, swings 0.065-0.129 rad/s above 6 Hz when it turns 0.27-0.35 rad/s, "
     "whatever the solver's substeps, against the policies' 0.11-0.12, which leaves the 0.10 target next to nothing "
@@ -37,7 +43,7 @@ _TURN = (
     "MEMS gyro's noise, a 3 Hz gait clock and the squared yaw error itself each left a lineage swinging at "
     "0.125-0.20 rad/s in Isaac Lab or lost a closed-chain walk or turn (policies/experiments/limit_knee_stop, "
     "limit_action_rate, limit_trot_gait, limit_yaw_acceleration, limit_airborne, limit_target_filter, "
-    "limit_sensor_noise, limit_gait_clock, limit_yaw_error_l2)"
+    "limit_sensor_noise, limit_gait_clock, limit_yaw_error_l2, limit_fine_tune_3199)"
 )
 #: Every foot on the ground at least this share of the time, on every command: a trot puts each foot down about half
 #: of it. A policy that holds a leg up walks on three, overloading their motors, and hops between them, which leaves
@@ -67,7 +73,8 @@ LIMIT_ACCEPTANCE = Acceptance(
         lin_vel_rms_mps=0.08, yaw_rate_rms_radps=0.12, max_falls=0, min_duty_factor=MIN_DUTY_FACTOR
     ),
     known_misses=(
-        *(KnownMiss("isaac_lab", case.name, "lin_vel_xy_rms_mps", _WALK) for case in _CASES[1:4]),
+        *(KnownMiss("isaac_lab", case.name, "lin_vel_xy_rms_mps", _WALK) for case in _CASES[2:4]),
+        KnownMiss("isaac_lab", _CASES[3].name, "min_duty_factor", _DUTY),
         *(KnownMiss("isaac_lab", case.name, "yaw_rate_rms_radps", _TURN) for case in _CASES[4:]),
     ),
 )
