@@ -119,7 +119,7 @@ def test_soak_with_faults_matches_the_clean_run(task):
 
 def test_huge_and_nan_actions_are_clipped_and_held_in_the_env():
     """Through ``env.step`` itself (no runner clip): a 1e6 action is a 12 (its target then held inside the joint's
-    range), a NaN row the default pose."""
+    range, then through the task's target filter), a NaN row the default pose."""
     from linkage_lab.runtime import make_env
     from linkage_lab.tasks.velocity.base_env_cfg import ACTION_CLIP
     from linkage_lab.tasks.velocity.config.limit.env_cfg import TARGET_STOP_MARGIN_RAD
@@ -139,8 +139,10 @@ def test_huge_and_nan_actions_are_clipped_and_held_in_the_env():
         assert unwrapped.action_manager.action[0].tolist() == [ACTION_CLIP] * actions.shape[1]
         # The Limit's targets stay TARGET_STOP_MARGIN_RAD inside each joint's range (the simulator's own limits).
         upper = unwrapped.scene["robot"].data.joint_pos_limits.torch[0, term._joint_ids, 1] - TARGET_STOP_MARGIN_RAD
-        expected = torch.minimum(default[0] + ACTION_CLIP * term.cfg.scale, upper)
-        torch.testing.assert_close(term.processed_actions[0], expected)
+        clipped = torch.minimum(default[0] + ACTION_CLIP * term.cfg.scale, upper)
+        # The task's target filter blends it with the last target (the default pose, after zero actions).
+        alpha = term.cfg.target_filter_alpha
+        torch.testing.assert_close(term.processed_actions[0], alpha * clipped + (1.0 - alpha) * default[0])
         torch.testing.assert_close(term.processed_actions[1:], default[1:])
         assert unwrapped.action_manager.action[1:].abs().max() == 0.0
         # action_rate_l2 of a 12 after a 0 on 12 joints: -0.005 · 12 · 144 · 0.02 s = -0.17 (was -1.2e9).
