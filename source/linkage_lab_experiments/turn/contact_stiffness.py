@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from linkage_lab.arguments import finite_float
+from linkage_lab_experiments.results import write_result
 from linkage_lab_experiments.validation.closed_chain_speed import ISAAC_LAB_CONTACT_SOLREF
 
 #: The turning commands (m/s, rad/s): the Limit's acceptance turns on the spot.
@@ -112,8 +113,6 @@ def plot(document: dict[str, Any], path: Path) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from linkage_lab.io import write_json_atomic
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bundle", type=Path, required=True, help="an exported Limit bundle folder")
     parser.add_argument("--duration", type=finite_float, default=20.0, help="simulated seconds per run (default 20)")
@@ -123,9 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.episodes < 1:
         parser.error(f"--episodes must be at least 1, got {args.episodes}")
     document = measure(args.bundle, args.duration, args.episodes)
-    args.out.mkdir(parents=True, exist_ok=True)
-    print(f"wrote {write_json_atomic(args.out / 'contact_stiffness.json', document)}")
-    print(f"wrote {plot(document, args.out / 'contact_stiffness.png')}")
+    write_result(args.out, "contact_stiffness", document, lambda path: plot(document, path))
     return 0
 
 
