@@ -189,9 +189,10 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
         self.actions.joint_pos.target_delay_range_steps = loop_latency_steps(self.sim.dt, (0.0, 0.020))
         # The joint targets pass a first-order filter once per control step, q_t = α q*_t + (1 − α) q_{t−1}, as the
         # robot's deploy runtime runs it (the bundle records α). At α = 0.7, 400 iterations from the policy shipped
-        # before cut the Isaac Lab walks' RMS (0.058 / 0.057 / 0.063 / 0.064 against 0.057 / 0.061 / 0.066 / 0.069 at
-        # −0.3 / 0 / 0.3 / 0.5 m/s) and the closed chain's stress-set misses (5 of 36 rows, all at 40 ms, against 8);
-        # at α = 0.5 the closed chain's 0.5 m/s walk missed (RMS 0.109; policies/experiments/limit_fine_tune_3199/).
+        # before cut the Isaac Lab walks' RMS (10 episodes each: 0.058 / 0.057 / 0.063 / 0.064 against 0.057 / 0.061
+        # / 0.066 / 0.069 at −0.3 / 0 / 0.3 / 0.5 m/s) and the closed chain's stress-set misses (5 of 36 rows, all at
+        # 40 ms, against 8); at α = 0.5 the closed chain's 0.5 m/s walk missed (RMS 0.109;
+        # policies/experiments/limit_fine_tune_3199/).
         self.actions.joint_pos.target_filter_alpha = TARGET_FILTER_ALPHA
         self.actions.joint_pos.joint_names = [".*"]
         self.actions.joint_pos.preserve_order = True
