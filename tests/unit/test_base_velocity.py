@@ -187,6 +187,58 @@ def test_a_swinging_foot_is_gated_out():
     np.testing.assert_allclose(v_b, 0.0, atol=1e-9)
 
 
+def _one_fixed_foot_estimator(gate_fallback: bool) -> BaseVelocityEstimator:
+    """One foot fixed under the base (no joints): it always says the base is at rest."""
+    foot = LegChain("foot", (ChainJoint(-1, (0.1, 0.0, -0.15)),), (0.0, 0.0, 0.0))
+    return BaseVelocityEstimator([foot], EstimatorCfg(gate_fallback=gate_fallback))
+
+
+def test_with_the_fallback_a_foot_failing_the_gate_is_used_anyway():
+    """The estimate is sure (σ 0.01 m/s) of 1 m/s and the only foot says 0: the gate refuses it
+    (``1 / (P + σ_f²) = 87 > 11.34``) and the fallback takes it in at once, with the Kalman gain ``P / (P + σ_f²)``."""
+    estimator = _one_fixed_foot_estimator(gate_fallback=True)
+    estimator.reset([1.0, 0.0, 0.0], sigma_mps=0.01)
+    estimator.update(0.02, np.zeros(0), np.zeros(0), np.zeros(3), AT_REST_F, np.eye(3))
+    assert estimator.state.feet_used == 1
+    p = 0.01**2 + estimator.cfg.accel_noise_mps2**2 * 0.02
+    assert estimator.state.velocity_w[0] == pytest.approx(1.0 - p / (p + estimator.cfg.foot_noise_mps**2))
+
+
+def test_without_the_fallback_a_gated_foot_waits_until_the_covariance_admits_it():
+    """The same, without the fallback: the foot is left out (the estimate keeps 1 m/s) while the gate refuses it,
+    and taken in on the first step the gate admits it. The gate admits ``y = 1`` once
+    ``1 / (P + σ_f²) <= χ²``, with ``P = 0.01² + k σ_a² Δt`` after ``k`` steps of prediction: by hand,
+    ``k >= (1 / 11.34 - 0.08² - 0.01²) / (0.5² · 0.02) = 16.3``, so the 17th step."""
+    estimator = _one_fixed_foot_estimator(gate_fallback=False)
+    estimator.reset([1.0, 0.0, 0.0], sigma_mps=0.01)
+    cfg = estimator.cfg
+    first_admitted = math.ceil((1 / cfg.gate_chi2 - cfg.foot_noise_mps**2 - 0.01**2) / (cfg.accel_noise_mps2**2 * 0.02))
+    assert first_admitted == 17
+    for step in range(1, first_admitted):
+        estimator.update(0.02, np.zeros(0), np.zeros(0), np.zeros(3), AT_REST_F, np.eye(3))
+        assert estimator.state.feet_used == 0, step
+        assert estimator.state.velocity_w[0] == pytest.approx(1.0)
+    estimator.update(0.02, np.zeros(0), np.zeros(0), np.zeros(3), AT_REST_F, np.eye(3))
+    assert estimator.state.feet_used == 1
+    p = 0.01**2 + first_admitted * cfg.accel_noise_mps2**2 * 0.02
+    assert estimator.state.velocity_w[0] == pytest.approx(1.0 - p / (p + cfg.foot_noise_mps**2))
+
+
+def test_an_estimator_file_without_the_fallback_setting_keeps_the_fallback(tmp_path):
+    """Bundles written before the setting existed run as they did."""
+    import json
+
+    from linkage_lab.deploy.base_velocity import load_estimator, write_estimator
+
+    estimator = _one_fixed_foot_estimator(gate_fallback=False)
+    path = write_estimator(tmp_path, estimator, [])
+    assert load_estimator(path)[0].cfg.gate_fallback is False
+    document = json.loads(path.read_text())
+    del document["cfg"]["gate_fallback"]
+    path.write_text(json.dumps(document))
+    assert load_estimator(path)[0].cfg.gate_fallback is True
+
+
 def test_a_non_finite_reading_is_refused_and_the_state_kept():
     estimator = BaseVelocityEstimator([_planar_leg(0.1, 0.085)])
     estimator.reset([0.2, 0.0, 0.0], sigma_mps=0.1)

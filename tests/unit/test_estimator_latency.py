@@ -18,7 +18,10 @@ def test_a_variant_names_its_estimator_changes():
         {"settle_updates": 5, "foot_noise_mps": 0.25, "estimator_rate": "sample"},
     )
     assert variant("half=settling_noise_scale:2.5") == ("half", {"settling_noise_scale": 2.5})
+    assert variant("strict=gate_fallback:false") == ("strict", {"gate_fallback": False})
+    assert variant("old=gate_fallback:True") == ("old", {"gate_fallback": True})
     bad = (
+        "x=gate_fallback:0",
         "settle_updates:1",
         "=settle_updates:1",
         "x=",
@@ -71,3 +74,36 @@ def test_the_cli_refuses_bad_arguments_before_running_anything(argv, capsys):
         main(argv)
     assert stop.value.code == 2
     assert "error" in capsys.readouterr().err
+
+
+def test_airborne_feet_counts_the_counted_feet_the_model_has_in_the_air():
+    """Two feet over three ticks, by hand: the rule counts four feet, one of them (foot 1 at tick 2) in the air,
+    implying the base 0.9 m/s slower than it is; the forces' medians are over the feet in the air and on the ground."""
+    import numpy as np
+
+    from linkage_lab_experiments.validation.estimator_latency import airborne_feet
+
+    def tick(counted, contact, force, implied_x, truth_x=0.3):
+        implied = np.zeros((2, 3))
+        implied[:, 0] = implied_x
+        return {
+            "counted": np.array(counted),
+            "contact": np.array(contact),
+            "ground_force_n": np.array(force, dtype=float),
+            "implied_w": implied,
+            "truth_w": np.array([truth_x, 0.0, 0.0]),
+        }
+
+    ticks = [
+        tick([True, True], [True, True], [40.0, 35.0], [0.3, 0.32]),
+        tick([True, False], [True, False], [60.0, 2.0], [0.28, 1.5]),
+        tick([False, True], [True, False], [50.0, 45.0], [0.3, -0.6]),
+    ]
+    result = airborne_feet(ticks)
+    assert result["counted_feet"] == 4
+    assert result["counted_in_air_share"] == 0.25
+    assert result["force_in_air_median_n"] == 23.5  # the feet in the air held 2 and 45 N
+    assert result["force_on_ground_median_n"] == 45.0  # 40, 35, 60, 50
+    assert result["counted_in_air_error_x_mps"] == pytest.approx(-0.9)
+    none = airborne_feet([tick([False, False], [True, True], [np.nan, np.nan], [0.3, 0.3])])
+    assert none["counted_in_air_share"] is None and none["force_on_ground_median_n"] is None

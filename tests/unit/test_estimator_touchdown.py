@@ -50,7 +50,7 @@ def test_recording_leaves_the_run_as_it_was(tmp_path, limit_bundle):  # noqa: F8
     from linkage_lab.robots.limit.estimator import limit_base_velocity_estimator
     from linkage_lab.robots.limit.joints import JOINT_NAMES
     from linkage_lab.sim2sim.runner import run_sim2sim
-    from linkage_lab_experiments.validation.estimator_touchdown import _recording, measure, plot
+    from linkage_lab_experiments.validation.estimator_touchdown import estimator_ticks, measure, plot
 
     bundle = tmp_path / "bundle"
     shutil.copytree(limit_bundle, bundle)
@@ -58,7 +58,7 @@ def test_recording_leaves_the_run_as_it_was(tmp_path, limit_bundle):  # noqa: F8
     kwargs = {"sensor_noise": None, "io_options": {"base_velocity": "truth"}}
     plain = run_sim2sim(bundle, (0.0, 0.0), 0.4, **kwargs)
     ticks: list = []
-    with _recording(ticks):
+    with estimator_ticks(ticks):
         recorded = run_sim2sim(bundle, (0.0, 0.0), 0.4, **kwargs)
     assert recorded["tracking"] == plain["tracking"]
     assert recorded["robot_side"]["base_velocity"] == plain["robot_side"]["base_velocity"]
@@ -67,6 +67,14 @@ def test_recording_leaves_the_run_as_it_was(tmp_path, limit_bundle):  # noqa: F8
     # used, after its settling and gate, are a subset).
     assert all(t["contact"].all() and t["counted"].all() for t in ticks[5:])
     assert plain["robot_side"]["base_velocity"]["mean_feet_used"] <= np.mean([t["counted"].sum() for t in ticks])
+    # Standing still, the upward forces the legs' torques imply carry the robot: at least its base (body and hip
+    # motors), at most all of it (the legs' own weight partly reaches the floor without passing the joints).
+    from linkage_lab.robots.limit.description import build_limit_model
+
+    model = build_limit_model(limit_config())
+    base_n = sum(solid.mass_kg for solid in model.links[0].solids) * 9.81
+    held = np.array([t["ground_force_n"].sum() for t in ticks[10:]])
+    assert np.all((held > base_n) & (held < model.total_mass() * 9.81)), (held, base_n)
     document = measure(bundle, [0.0], 1.2)
     assert document["rows"][0]["falls"] == 0 and len(document["rows"][0]["touchdowns_per_s"]) == 4
     plot(document, tmp_path / "t.png")

@@ -17,8 +17,9 @@ this on the world-frame velocity ``v``:
   force its leg's torques imply, ``F = −(J_footᵀ)⁺ τ``, to push up by ``stance_force_n`` (or, while no foot
   does, by ``standing_force_n`` with the feet together holding ``stance_force_n``: standing, the feet share the
   weight);
-  a foot whose innovation fails the χ² gate (swing, slip) is left out, unless every foot fails, when
-  the best one is used so the estimate cannot drift away for good;
+  a foot whose innovation fails the χ² gate (swing, slip) is left out. With ``gate_fallback`` the best foot is
+  used when every foot fails; without it none is, and the estimate cannot drift away for good either: with no
+  measurement its covariance grows by ``σ_a² Δt`` per step, which widens the gate until a planted foot passes it;
 * with ``settle_updates`` n, a foot counts only from its (n+1)-th update in a row planted (the rules above but
   the gate): a landing foot is often still moving (it skids or bounces while it loads),
   and a trot with short stances would feed that skid into every step's estimate. Before the first measurement
@@ -152,6 +153,11 @@ class EstimatorCfg:
         settling_noise_scale: Until then a foot's measurement counts with its noise (``foot_noise_mps``) this many
             times larger: a landing foot still skids, so what it implies is trusted less, not thrown away. ``None``:
             it is left out.
+        gate_fallback: When every candidate foot fails the gate, use the one closest to the estimate anyway (the
+            filter's first rule, kept as the default so bundles written before this setting run as they did).
+            ``False``: use none. A leg whose joint torques read as load while it swings (a PD's response to a new
+            target, sampled a few ms after it) is often the only candidate, and the fallback feeds its swing
+            velocity into the estimate; without it, the covariance grows until a planted foot passes the gate.
     """
 
     accel_noise_mps2: float = 0.5
@@ -163,6 +169,7 @@ class EstimatorCfg:
     use_accelerometer: bool = True
     settle_updates: int = 0
     settling_noise_scale: float | None = None
+    gate_fallback: bool = True
 
 
 @dataclass
@@ -264,7 +271,7 @@ class BaseVelocityEstimator:
             distance = float(innovation @ np.linalg.solve(covariance + noise, innovation))
             scored.append((distance, z, noise))
         accepted = [(z, noise) for d, z, noise in scored if d <= cfg.gate_chi2]
-        if not accepted and scored:
+        if not accepted and scored and cfg.gate_fallback:
             best = min(scored, key=lambda item: item[0])
             accepted = [(best[1], best[2])]
         for z, noise in accepted:

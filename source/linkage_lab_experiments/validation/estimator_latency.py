@@ -6,7 +6,10 @@ the estimator samples them on. This runs the bundle on the closed chain (the pol
 the robot's sensor noise) at each forward command and each target delay, once per variant of the estimator's
 settings (a copy of the bundle with its ``base_velocity.json`` changed) and of how often it steps (once per tick,
 or on every physics step's sample: ``sim2sim --io-option estimator_rate``), and
-reports each run's speed, lin-vel RMS, the estimate's bias and noise along x and the feet it used per tick.
+reports each run's speed, lin-vel RMS, the estimate's bias and noise along x and the feet it used per tick. Each
+run also checks the estimator's contact rule against the model's contacts (``estimator_touchdown``'s recording): the
+share of the feet it counted as planted that were in the air, the upward force their legs' torques implied (median,
+against the feet on the ground), and the base velocity those airborne feet implied (world x, minus the truth).
 
 Run ``python -m linkage_lab_experiments.validation.estimator_latency --bundle B [--commands -0.3 0 0.3 0.5]
 [--delays-ms 0 4 8 12 16 20] [--variant NAME=KEY:VALUE,... ...] [--duration 20] [--out DIR]``; writes
@@ -21,10 +24,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from linkage_lab.arguments import finite_float
 
 #: The estimator settings a variant may change (``base_velocity.json``'s ``cfg``), and how often it steps.
-VARIANT_KEYS = {"settle_updates": int, "settling_noise_scale": float, "foot_noise_mps": float, "estimator_rate": str}
+VARIANT_KEYS = {
+    "settle_updates": int,
+    "settling_noise_scale": float,
+    "foot_noise_mps": float,
+    "gate_fallback": lambda text: {"true": True, "false": False}[text.lower()],
+    "estimator_rate": str,
+}
 #: The variants compared by default: (name, the changes to the bundle's estimator).
 DEFAULT_VARIANTS = (
     ("left out until settled", {"settle_updates": 1}),
@@ -49,7 +60,10 @@ def variant(text: str) -> tuple[str, dict[str, Any]]:
             key, colon, value = item.partition(":")
             if not colon or key not in VARIANT_KEYS or key in changes:
                 raise ValueError
-            changes[key] = VARIANT_KEYS[key](value)
+            try:
+                changes[key] = VARIANT_KEYS[key](value)
+            except KeyError:
+                raise ValueError from None
         scale, settle = changes.get("settling_noise_scale"), changes.get("settle_updates", 0)
         noise = changes.get("foot_noise_mps", 1.0)
         if settle < 0 or not (math.isfinite(noise) and noise > 0):
@@ -61,10 +75,14 @@ def variant(text: str) -> tuple[str, dict[str, Any]]:
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"a variant is NAME=KEY:VALUE,... with keys {', '.join(VARIANT_KEYS)} (settle_updates >= 0, "
-            f"settling_noise_scale >= 1, foot_noise_mps > 0, estimator_rate {' or '.join(ESTIMATOR_RATES)}); "
-            f"got {text!r}"
+            f"settling_noise_scale >= 1, foot_noise_mps > 0, gate_fallback true or false, "
+            f"estimator_rate {' or '.join(ESTIMATOR_RATES)}); got {text!r}"
         ) from None
     return name, changes
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.0f} %"
 
 
 def summarize(rows: Sequence[dict[str, Any]], target_rms_mps: float) -> list[dict[str, Any]]:
@@ -88,6 +106,25 @@ def summarize(rows: Sequence[dict[str, Any]], target_rms_mps: float) -> list[dic
     return summary
 
 
+def airborne_feet(ticks: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """From ``estimator_touchdown.estimator_ticks``'s records: how many feet the contact rule counted, the share of
+    them in the air, the median upward force (N) the legs' torques implied on feet in the air and on the ground, and
+    the mean error (m/s, world x) of the velocity the counted airborne feet implied."""
+    counted = np.array([t["counted"] for t in ticks], dtype=bool)
+    contact = np.array([t["contact"] for t in ticks], dtype=bool)
+    force = np.array([t["ground_force_n"] for t in ticks], dtype=float)
+    error = np.array([t["implied_w"][:, 0] - t["truth_w"][0] for t in ticks])
+    in_air = counted & ~contact
+    median = lambda values: float(np.nanmedian(values)) if np.isfinite(values).any() else None  # noqa: E731
+    return {
+        "counted_feet": int(counted.sum()),
+        "counted_in_air_share": float(in_air.sum() / counted.sum()) if counted.any() else None,
+        "force_in_air_median_n": median(force[~contact]),
+        "force_on_ground_median_n": median(force[contact]),
+        "counted_in_air_error_x_mps": float(error[in_air].mean()) if in_air.any() else None,
+    }
+
+
 def measure(
     bundle: Path,
     variants: Sequence[tuple[str, dict[str, Any]]],
@@ -102,6 +139,7 @@ def measure(
 
     from linkage_lab.deploy.base_velocity import ESTIMATOR_FILE
     from linkage_lab.sim2sim.runner import ROBOT_SENSORS, run_sim2sim
+    from linkage_lab_experiments.validation.estimator_touchdown import estimator_ticks
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -114,14 +152,16 @@ def measure(
             rate = changes.get("estimator_rate", "tick")
             for command in commands:
                 for delay in delays_ms:
-                    report = run_sim2sim(
-                        copy,
-                        command=(command, 0.0),
-                        duration_s=duration_s,
-                        delays_s=(0.0, delay / 1000.0),
-                        sensor_noise=ROBOT_SENSORS,
-                        io_options={"estimator_rate": rate} if rate != "tick" else None,
-                    )
+                    ticks: list[dict[str, Any]] = []
+                    with estimator_ticks(ticks):
+                        report = run_sim2sim(
+                            copy,
+                            command=(command, 0.0),
+                            duration_s=duration_s,
+                            delays_s=(0.0, delay / 1000.0),
+                            sensor_noise=ROBOT_SENSORS,
+                            io_options={"estimator_rate": rate} if rate != "tick" else None,
+                        )
                     tracking, estimate = report["tracking"], report["robot_side"]["base_velocity"]
                     row = {
                         "variant": name,
@@ -134,12 +174,14 @@ def measure(
                         "estimate_noise_x_mps": estimate["estimate_noise_mps"]["x"],
                         "mean_feet_used": estimate["mean_feet_used"],
                         "falls": report["falls"],
+                        "contact_rule": airborne_feet(ticks),
                     }
                     rows.append(row)
                     print(
                         f"{name:28s} {command:+.2f} m/s, {delay:4.0f} ms: speed {row['mean_forward_speed_mps']:+.3f}, "
                         f"RMS {row['lin_vel_xy_rms_mps']:.3f}, estimate bias {row['estimate_bias_x_mps']:+.3f} "
                         f"noise {row['estimate_noise_x_mps']:.3f}, feet {row['mean_feet_used']:.2f}, "
+                        f"counted in the air {_share(row['contact_rule']['counted_in_air_share'])}, "
                         f"falls {row['falls']}",
                         flush=True,
                     )

@@ -44,10 +44,10 @@ SETTLE_TICKS = 50
 
 
 @contextlib.contextmanager
-def _recording(ticks: list[dict[str, Any]]) -> Iterator[None]:
+def estimator_ticks(ticks: list[dict[str, Any]]) -> Iterator[None]:
     """Append one record per estimator update to ``ticks``: per foot, the base velocity it implies (world), whether
-    it passed the estimator's contact rule (band and stance test), and the model's contacts and true base velocity
-    at that tick."""
+    it passed the estimator's contact rule (band and stance test), the upward ground force its leg's torques imply
+    (world z, N; NaN without torques), and the model's contacts and true base velocity at that tick."""
     from linkage_lab.deploy.base_velocity import BaseVelocityEstimator
     from linkage_lab.sim2sim import runner
     from linkage_lab.sim2sim.metrics import feet_in_contact
@@ -65,14 +65,19 @@ def _recording(ticks: list[dict[str, Any]]) -> Iterator[None]:
     def measured(estimator: Any, joint_pos: Any, joint_vel: Any, gyro_b: Any, rotation: Any, joint_torque: Any = None):
         used, planted = measure(estimator, joint_pos, joint_vel, gyro_b, rotation, joint_torque)
         down_b = rotation.T @ np.array([0.0, 0.0, -1.0])
-        implied = []
+        implied, force = [], []
         for chain in estimator.chains:
             point, relative = chain.foot_point(joint_pos, joint_vel, down_b)
             implied.append(-rotation @ (relative + np.cross(gyro_b, point)))
+            held = (
+                np.nan if joint_torque is None else (rotation @ chain.ground_force(joint_pos, joint_torque, down_b))[2]
+            )
+            force.append(held)
         run = state["run"]
         ticks.append(
             {
                 "implied_w": np.array(implied),
+                "ground_force_n": np.array(force, dtype=float),
                 "counted": np.asarray(planted, dtype=bool),
                 "contact": np.asarray(feet_in_contact(run.data, run.feet), dtype=bool).ravel(),
                 "truth_w": state["truth_w"].copy(),
@@ -141,8 +146,8 @@ VARIANTS = (
 
 @contextlib.contextmanager
 def _variant(bundle: Path, folder: Path, name: str, settle_updates: int, imu_mean: bool) -> Iterator[Path]:
-    """A copy of ``bundle`` whose estimator settles ``settle_updates`` updates, run (inside the context) with the
-    closed chain's IMU averaging over the period or giving its last sample."""
+    """A copy of ``bundle`` whose estimator leaves a landing foot out for ``settle_updates`` updates, run (inside
+    the context) with the closed chain's IMU averaging over the period or giving its last sample."""
     import json
     import shutil
 
@@ -154,6 +159,7 @@ def _variant(bundle: Path, folder: Path, name: str, settle_updates: int, imu_mea
     shutil.copytree(bundle, copy)
     document = json.loads((copy / ESTIMATOR_FILE).read_text())
     document["cfg"]["settle_updates"] = settle_updates
+    document["cfg"]["settling_noise_scale"] = None  # a settling foot is left out, whatever the bundle says
     (copy / ESTIMATOR_FILE).write_text(json.dumps(document))
     with mock.patch.object(runner, "ImuAverage", ImuAverage if imu_mean else lambda steps: ImuAverage(1)):
         yield copy
@@ -235,7 +241,7 @@ def measure(bundle: str | Path, commands: Sequence[float], duration_s: float) ->
     rows = []
     for command in commands:
         ticks: list[dict[str, Any]] = []
-        with _recording(ticks):
+        with estimator_ticks(ticks):
             report = run_sim2sim(
                 loaded, (command, 0.0), duration_s, sensor_noise=None, io_options={"base_velocity": "truth"}
             )

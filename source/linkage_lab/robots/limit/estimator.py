@@ -41,28 +41,37 @@ STANCE_WEIGHT_SHARE = 0.4
 #: on the accelerometer alone the estimate would drift with its bias; swinging through a flight phase, the legs
 #: together hold less.
 STANDING_WEIGHT_SHARE = 0.15
-#: A foot counts from its second update in a row on the ground (:attr:`EstimatorCfg.settle_updates`). The shipped
-#: trot lands each foot for two or three 20 ms ticks, and on its landing tick a foot is still skidding: on the closed
-#: chain at -0.3 m/s its leg odometry read the walk 0.16 m/s short on that tick and within 0.01 after
+#: A landing foot counts fully from its second update in a row on the ground (:attr:`EstimatorCfg.settle_updates`).
+#: The shipped trot lands each foot for two or three 20 ms ticks, and on its landing tick a foot is still skidding: on
+#: the closed chain at -0.3 m/s its leg odometry read the walk 0.16 m/s short on that tick and within 0.01 after
 #: (`python -m linkage_lab_experiments.validation.estimator_touchdown`, docs/results/2026-12-06_touchdown.md).
-#: Over the loop latencies the robot runs at (the targets 0-20 ms late) this rule keeps the estimate closest of three:
-#: counting the landing tick too, or counting it at twice the foot noise (:attr:`EstimatorCfg.settling_noise_scale`),
-#: gives the shipped policy more feet per tick but feeds it the landings' skid, up to +0.56 m/s of bias walking back
-#: with the targets 16 ms late; lin-vel RMS over 24 runs 0.073 here against 0.081 and 0.090 (9, 8 and 14 runs over
-#: 0.08; `python -m linkage_lab_experiments.validation.estimator_latency`,
-#: docs/results/2026-12-06_estimator_latency.md).
 SETTLE_UPDATES = 1
+#: On its landing tick a foot counts at twice the foot noise (:attr:`EstimatorCfg.settling_noise_scale`): trusted
+#: less, not thrown away, which keeps 1.0-1.1 feet per tick walking where leaving it out kept 0.2.
+SETTLING_NOISE_SCALE = 2.0
+#: A foot that fails the χ² gate is never taken in (:attr:`EstimatorCfg.gate_fallback`). With the targets 16 ms late
+#: each new target reaches the drives 4 ms before the next sample, and the PD's push reads as load on legs in the air:
+#: 38 % of the feet the stance test counted were in the air, their torques implying more force (median 28.7 N) than the
+#: feet on the ground (14.6 N). The fallback took them in when no foot passed the gate: the estimate read the walk at
+#: 0.3 m/s 0.34 m/s slow with a spread of 0.62 m/s, and the policy ran at 0.45 m/s (RMS 0.264). Without it (and the
+#: landing at twice the noise), 24 runs over 0-20 ms: mean lin-vel RMS 0.059 against 0.076, worst 0.083 against 0.264
+#: (`python -m linkage_lab_experiments.validation.estimator_latency`, docs/results/2026-12-07_estimator_gate.md). With
+#: the fallback on, counting the landing at twice the noise had measured worse than leaving it out
+#: (docs/results/2026-12-06_estimator_latency.md).
+GATE_FALLBACK = False
 
 
 def limit_estimator_cfg(cfg: LimitConfig) -> EstimatorCfg:
     """The estimator's settings for the Limit: the default noise model, the stance test at
-    :data:`STANCE_WEIGHT_SHARE` (standing: :data:`STANDING_WEIGHT_SHARE`) of its weight, and
-    :data:`SETTLE_UPDATES`."""
+    :data:`STANCE_WEIGHT_SHARE` (standing: :data:`STANDING_WEIGHT_SHARE`) of its weight, the landing rule
+    (:data:`SETTLE_UPDATES`, :data:`SETTLING_NOISE_SCALE`) and no gate fallback (:data:`GATE_FALLBACK`)."""
     weight_n = float(build_limit_model(cfg).total_mass() * -GRAVITY_W[2])
     return EstimatorCfg(
         stance_force_n=round(STANCE_WEIGHT_SHARE * weight_n, 1),
         standing_force_n=round(STANDING_WEIGHT_SHARE * weight_n, 1),
         settle_updates=SETTLE_UPDATES,
+        settling_noise_scale=SETTLING_NOISE_SCALE,
+        gate_fallback=GATE_FALLBACK,
     )
 
 
