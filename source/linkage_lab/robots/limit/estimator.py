@@ -47,7 +47,7 @@ STANDING_WEIGHT_SHARE = 0.15
 #: (`python -m linkage_lab_experiments.validation.estimator_touchdown`, docs/results/2026-12-06_touchdown.md).
 SETTLE_UPDATES = 1
 #: On its landing tick a foot counts at twice the foot noise (:attr:`EstimatorCfg.settling_noise_scale`): trusted
-#: less, not thrown away, which keeps 1.0-1.1 feet per tick walking where leaving it out kept 0.2.
+#: less, not thrown away, which keeps 1.1-1.2 feet per tick at 0 ms where leaving it out kept 0.2-0.4.
 SETTLING_NOISE_SCALE = 2.0
 #: A foot that fails the χ² gate is never taken in (:attr:`EstimatorCfg.gate_fallback`). With the targets 16 ms late
 #: each new target reaches the drives 4 ms before the next sample, and the PD's push reads as load on legs in the air:
