@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from linkage_lab_experiments.turn.yaw_spectrum import BANDS_HZ, band_label, decompose, swing_bands
+from linkage_lab_experiments.turn.yaw_spectrum import BANDS_HZ, band_label, decompose, swing_bands, yaw_rate_reader
 
 pytestmark = pytest.mark.unit
 
@@ -82,3 +82,22 @@ def test_the_turn_study_plots_each_pairs_swing_by_band(tmp_path):
     ]
     path = plot_rows(rows, tmp_path / "turn.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+class _Rates:
+    """An articulation's data as the reader sees it: angular velocities behind a ``.torch`` view."""
+
+    def __init__(self, base, world):
+        self.root_ang_vel_b = type("View", (), {"torch": np.asarray(base, dtype=float)})()
+        self.root_ang_vel_w = type("View", (), {"torch": np.asarray(world, dtype=float)})()
+
+
+def test_the_reader_takes_the_z_of_the_frame_asked_for():
+    data = _Rates(base=[[0.1, 0.2, 0.3], [0.0, 0.0, -0.3]], world=[[9.0, 9.0, 0.31], [9.0, 9.0, -0.29]])
+    assert yaw_rate_reader("base")(data).tolist() == [0.3, -0.3]
+    assert yaw_rate_reader("world")(data).tolist() == [0.31, -0.29]
+
+
+def test_an_unknown_frame_is_refused():
+    with pytest.raises(ValueError, match="frame must be one of"):
+        yaw_rate_reader("heading")

@@ -9,12 +9,13 @@ records every env's yaw rate each control step, and splits the swing of each env
 than any step (contact chatter, the drives' own ringing).
 
 Run ``python -m linkage_lab_experiments.turn.yaw_spectrum --task T --checkpoint C [--yaw-rate 0.3 ...]
-[--out DIR]``; writes ``yaw_spectrum.json`` and ``yaw_spectrum.png`` to DIR and prints the table.
+[--frame base|world] [--out DIR]``; writes ``yaw_spectrum.json`` and ``yaw_spectrum.png`` to DIR and prints the table.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -122,16 +123,42 @@ def record_case(
     return torch.stack(samples).cpu().numpy()
 
 
+#: Where the yaw rate is read: ``base``, the base frame's z (the gyro's axis, what the acceptance reads), or
+#: ``world``, the world's vertical (what a heading follows; the two differ by the base's roll and pitch).
+FRAMES = ("base", "world")
+
+
 def record_turn(
-    task: str, checkpoint: Path, yaw_rate: float, num_envs: int, steps: int, overrides: Sequence[str] = ()
+    task: str,
+    checkpoint: Path,
+    yaw_rate: float,
+    num_envs: int,
+    steps: int,
+    overrides: Sequence[str] = (),
+    frame: str = "base",
 ) -> np.ndarray:
-    """``(T, E)`` yaw rates (rad/s) of ``num_envs`` envs turning on the spot for ``steps`` control steps."""
+    """``(T, E)`` yaw rates (rad/s, in ``frame``: :data:`FRAMES`) of ``num_envs`` envs turning on the spot for
+    ``steps`` control steps."""
     from linkage_lab.evaluation.sweep import CommandCase
 
-    def yaw_rate_b(data: Any) -> Any:
-        return data.root_ang_vel_b.torch[:, 2]
+    sample = yaw_rate_reader(frame)
+    return record_case(task, checkpoint, CommandCase(0.0, yaw_rate), num_envs, steps, sample, overrides)
 
-    return record_case(task, checkpoint, CommandCase(0.0, yaw_rate), num_envs, steps, yaw_rate_b, overrides)
+
+def yaw_rate_reader(frame: str) -> Any:
+    """Maps an articulation's data to its ``(E,)`` yaw rates in ``frame`` (:data:`FRAMES`).
+
+    Raises:
+        ValueError: ``frame`` is not one of :data:`FRAMES`.
+    """
+    if frame not in FRAMES:
+        raise ValueError(f"frame must be one of {FRAMES}, got {frame!r}")
+    attribute = "root_ang_vel_b" if frame == "base" else "root_ang_vel_w"
+
+    def yaw_rate(data: Any) -> Any:
+        return getattr(data, attribute).torch[:, 2]
+
+    return yaw_rate
 
 
 def plot(rows: list[dict[str, Any]], traces: list[np.ndarray], dt_s: float, path: Path) -> None:
@@ -215,8 +242,12 @@ def write_spectrum(args: argparse.Namespace, rows: list[dict[str, Any]], stem: s
 def main(argv: list[str] | None = None) -> int:
     parser = spectrum_parser(__doc__.splitlines()[0], Path("outputs") / "yaw_spectrum")
     parser.add_argument("--yaw-rate", type=finite_float, action="append", help="rad/s (repeatable; default ±0.3)")
+    parser.add_argument("--frame", choices=FRAMES, default="base", help="the yaw rate's axis (default: the base's z)")
     args = parser.parse_args(argv)
-    rows, traces, dt = run_spectrum(parser, args, args.yaw_rate or (0.3, -0.3), record_turn, decompose)
+    record = functools.partial(record_turn, frame=args.frame)
+    rows, traces, dt = run_spectrum(parser, args, args.yaw_rate or (0.3, -0.3), record, decompose)
+    for row in rows:
+        row["frame"] = args.frame
     path = write_spectrum(args, rows, "yaw_spectrum")
     plot(rows, traces, dt, args.out / "yaw_spectrum.png")
     for row in rows:
