@@ -102,6 +102,28 @@ def range_errors(env_cfg: Any, agent_cfg: Any, overrides: Sequence[str] = ()) ->
         if not _is_number(value) or not math.isfinite(value) or not rule.valid(value):
             errors.append(f"{_source(rule.path, overrides)}: {rule.path} must be {rule.expected}, got {value!r}")
     errors += _command_range_errors(env_cfg, overrides)
+    errors += _physics_step_errors(env_cfg, overrides)
+    return errors
+
+
+def _physics_step_errors(env_cfg: Any, overrides: Sequence[str]) -> list[str]:
+    """Each robot actuator that differences velocities over a step it was given (``physics_dt_s``, the linkage
+    actuators' S3N terms) must be given the env's physics step: a task derives it when it is built, so
+    ``env.sim.dt=…`` alone leaves the actuator on the old step and its acceleration off by their ratio."""
+    dt = _lookup({"env": env_cfg}, "env.sim.dt")
+    actuators = _lookup({"env": env_cfg}, "env.scene.robot.actuators")
+    if not _is_number(dt) or not isinstance(actuators, dict):
+        return []
+    errors = []
+    for name, actuator in actuators.items():
+        step = getattr(actuator, "physics_dt_s", None)
+        if _is_number(step) and not math.isclose(step, dt, rel_tol=1e-9):
+            path = f"env.scene.robot.actuators.{name}.physics_dt_s"
+            errors.append(
+                f"{_source('env.sim.dt', overrides)}: env.sim.dt is {dt} s but {path} is {step} s; set "
+                f"{path}={dt} too (and, for the same latency in seconds, "
+                "env.actions.joint_pos.target_delay_range_steps in steps of the new dt)"
+            )
     return errors
 
 

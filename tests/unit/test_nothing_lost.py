@@ -298,6 +298,23 @@ def test_range_rules_on_a_plain_config():
     assert error.startswith("'env.commands.base.ranges.ang_vel_z=[1.0,-1.0]'") and "min 1.0 > max -1.0" in error
 
 
+def test_a_physics_step_the_linkage_actuator_was_not_given_is_refused():
+    from types import SimpleNamespace as NS
+
+    from linkage_lab.config_ranges import range_errors
+
+    agent = NS(algorithm=None, clip_actions=None, actor=None)
+
+    def env(dt, legs_dt):
+        robot = NS(actuators={"legs": NS(physics_dt_s=legs_dt), "ankles": NS(stiffness=30.0)})
+        return NS(decimation=8, sim=NS(dt=dt), episode_length_s=20.0, commands=NS(), scene=NS(robot=robot))
+
+    assert range_errors(env(0.0025, 0.0025), agent) == []
+    (error,) = range_errors(env(0.0025, 0.005), agent, ["env.sim.dt=0.0025", "env.decimation=8"])
+    assert error.startswith("'env.sim.dt=0.0025': env.sim.dt is 0.0025 s but env.scene.robot.actuators.legs")
+    assert "env.scene.robot.actuators.legs.physics_dt_s=0.0025" in error
+
+
 # --- 5. non-finite numbers: refused on input, never written as NaN/Infinity ---
 
 
