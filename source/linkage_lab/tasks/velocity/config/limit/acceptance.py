@@ -46,8 +46,9 @@ _TURN = (
     "limit_sensor_noise, limit_gait_clock, limit_yaw_error_l2, limit_fine_tune_3199). Most of the swing is Isaac "
     "Lab's 5 ms step, which holds the drives' PD torque for 5 ms where the robot's drivers and the closed chain "
     "update it every 2 ms or faster: judged at a 2.5 ms step the same policy swings 0.125 / 0.121 and turns "
-    "symmetrically (+0.294 / -0.295), and a fine-tune there 0.111 / 0.112, with every walk met; that fine-tune walks "
-    "the closed chain fast under the stress set (8 rows missed against 6), so the task keeps 5 ms "
+    "symmetrically (+0.294 / -0.295), and two fine-tunes there 0.104-0.112, with every walk met; but at that step "
+    "their feet are down as little as 14 % of the time, and one of them walks the closed chain fast under the stress "
+    "set (8 rows missed against 6), so the task keeps 5 ms for now "
     "(policies/experiments/limit_physics_step; neither the friction cone nor the yaw rate's frame is the swing: "
     "policies/experiments/limit_friction_cone)"
 )
