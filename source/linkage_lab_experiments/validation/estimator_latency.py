@@ -106,6 +106,11 @@ def summarize(rows: Sequence[dict[str, Any]], target_rms_mps: float) -> list[dic
     return summary
 
 
+def _finite_median(values: np.ndarray) -> float | None:
+    """The median of the finite ``values``; ``None`` when there are none."""
+    return float(np.nanmedian(values)) if np.isfinite(values).any() else None
+
+
 def airborne_feet(ticks: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """From ``estimator_touchdown.estimator_ticks``'s records: how many feet the contact rule counted, the share of
     them in the air, the median upward force (N) the legs' torques implied on feet in the air and on the ground, and
@@ -115,12 +120,11 @@ def airborne_feet(ticks: Sequence[dict[str, Any]]) -> dict[str, Any]:
     force = np.array([t["ground_force_n"] for t in ticks], dtype=float)
     error = np.array([t["implied_w"][:, 0] - t["truth_w"][0] for t in ticks])
     in_air = counted & ~contact
-    median = lambda values: float(np.nanmedian(values)) if np.isfinite(values).any() else None  # noqa: E731
     return {
         "counted_feet": int(counted.sum()),
         "counted_in_air_share": float(in_air.sum() / counted.sum()) if counted.any() else None,
-        "force_in_air_median_n": median(force[~contact]),
-        "force_on_ground_median_n": median(force[contact]),
+        "force_in_air_median_n": _finite_median(force[~contact]),
+        "force_on_ground_median_n": _finite_median(force[contact]),
         "counted_in_air_error_x_mps": float(error[in_air].mean()) if in_air.any() else None,
     }
 
