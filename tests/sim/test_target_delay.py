@@ -11,17 +11,17 @@ LIMIT = "LinkageLab-Velocity-Flat-Limit"
 
 
 def test_a_delay_of_one_control_period_sends_the_previous_steps_targets(build_env):
-    # Four physics steps of 5 ms are the Limit's 20 ms control period (decimation 4).
-    with build_env(LIMIT, num_envs=2, overrides=("env.actions.joint_pos.target_delay_range_steps=[4,4]",)) as (
+    # Eight physics steps of 2.5 ms are the Limit's 20 ms control period (decimation 8).
+    with build_env(LIMIT, num_envs=2, overrides=("env.actions.joint_pos.target_delay_range_steps=[8,8]",)) as (
         env,
         _,
     ):
         env.reset()
         unwrapped = env.unwrapped
-        assert unwrapped.cfg.decimation == 4
+        assert unwrapped.cfg.decimation == 8
         term = unwrapped.action_manager.get_term("joint_pos")
         robot = unwrapped.scene["robot"]
-        assert term.target_delay_steps.tolist() == [4, 4]
+        assert term.target_delay_steps.tolist() == [8, 8]
         first = torch.full((2, env.unwrapped.action_manager.total_action_dim), 0.2)
         second = torch.full((2, env.unwrapped.action_manager.total_action_dim), -0.3)
         env.step(first)
@@ -47,7 +47,7 @@ def test_delays_are_drawn_per_env_at_reset_within_the_range(build_env):
 
 
 def test_no_delay_range_keeps_the_plain_action_term(build_env):
-    # The Limit task trains with 0-4 steps; [0,0] turns the delay off.
+    # The Limit task trains with 0-8 steps; [0,0] turns the delay off.
     with build_env(LIMIT, num_envs=1, overrides=("env.actions.joint_pos.target_delay_range_steps=[0,0]",)) as (env, _):
         env.reset()
         term = env.unwrapped.action_manager.get_term("joint_pos")

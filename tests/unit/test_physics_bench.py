@@ -17,12 +17,12 @@ def limit_spec():
 
 
 def test_spec_takes_the_tasks_step_gains_armature_and_pose(limit_spec):
-    # Hand values of configs/robots/limit.yaml and the task: 5 ms, decimation 4, one substep,
+    # Hand values of configs/robots/limit.yaml and the task: 2.5 ms, decimation 8, one substep,
     # hip/knee K_p 60 N·m/rad, K_d 1.2 N·m·s/rad, ankle 30 / 0.6; hip armature 2 N²J_m = 0.008 (S3N-Act: both
     # motors), knee and ankle 0.004; standing pose (0.5, -1.0, 0.5).
     spec = limit_spec
     assert spec.urdf.name == "limit.urdf" and spec.urdf.is_file()
-    assert (spec.timestep_s, spec.steps_per_env_step) == (0.005, 4)
+    assert (spec.timestep_s, spec.steps_per_env_step) == (0.0025, 8)
     assert len(spec.joint_pos_rad) == 12
     assert (spec.stiffness["fl_hip"], spec.stiffness["rr_knee"], spec.stiffness["fr_ankle"]) == (60.0, 60.0, 30.0)
     assert (spec.damping["fl_hip"], spec.damping["rr_knee"], spec.damping["fr_ankle"]) == (1.2, 1.2, 0.6)
@@ -37,7 +37,7 @@ def test_plain_model_has_a_servo_per_joint_and_stands(limit_spec):
     from linkage_lab_experiments.bench.physics_bench import build_plain_model, initial_state, plain_mujoco_throughput
 
     model = build_plain_model(limit_spec)
-    assert (model.nu, model.opt.timestep) == (12, 0.005)
+    assert (model.nu, model.opt.timestep) == (12, 0.0025)
     joint = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "fl_hip")
     assert model.dof_armature[model.jnt_dofadr[joint]] == pytest.approx(0.008)
     actuator = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, "fl_hip")

@@ -23,9 +23,20 @@ from linkage_lab.dynamics.serial_leg import LegBody, PlanarLink
 from linkage_lab.robots.limit.config import LimitConfig, limit_config
 from linkage_lab.robots.limit.description import build_limit_model
 
-#: The task whose leg the Isaac Lab cross-checks drive, and its physics step (s).
+#: The task whose leg the Isaac Lab cross-checks drive, and its physics step (s). Isaac Lab computes the drives' PD
+#: torque once per physics step and holds it over the step; the robot's drivers update it at kHz. At 5 ms the held PD
+#: made the shipped policy's turn on the spot swing at yaw RMS 0.144 / 0.144 rad/s and turn one way faster
+#: (+0.308 / -0.257 rad/s); the same policy at 2.5 ms (contacts unchanged, :data:`TASK_CONTACT_SOLREF`) swung at
+#: 0.116 / 0.116 and turned +0.302 / -0.287 (policies/experiments/limit_physics_step/).
 TASK = "LinkageLab-Velocity-Flat-Limit"
-TASK_PHYSICS_DT_S = 0.005
+TASK_PHYSICS_DT_S = 0.0025
+#: The feet's contact with the floor as MuJoCo's ``solref`` (time constant s, damping ratio). Isaac Lab's Newton shapes
+#: (ke 160000 N/m, kd 1100 N s/m) ask for (0.0018 s, 1.375), which MuJoCo-Warp raises to twice the physics step: the
+#: contact then stiffened fourfold from 5 ms to 2.5 ms, and the shipped policy's least-loaded foot fell from 20 % to
+#: 16 % of the time down. Set explicitly at what every Limit policy before trained on (5 ms: 0.01 s), the contact no
+#: longer depends on the step. (The closed-chain model keeps MuJoCo's default (0.02 s, 1.0); what the difference does
+#: is measured in policies/experiments/limit_friction_cone/.)
+TASK_CONTACT_SOLREF = (0.01, 1.375)
 #: The leg the single-leg experiments drive (all four are alike).
 DEFAULT_LEG = "fl"
 

@@ -19,8 +19,10 @@ from isaaclab_tasks.core.velocity import mdp
 from isaaclab_tasks.core.velocity.velocity_env_cfg import RewardsCfg
 from isaaclab_tasks.utils import PresetCfg
 
+from linkage_lab.physics.contact import newton_shape_gains
 from linkage_lab.robots.limit.articulation import joint_target_clip, limit_articulation_cfg, standing_height_m
 from linkage_lab.robots.limit.config import limit_config
+from linkage_lab.robots.limit.s3n import TASK_CONTACT_SOLREF, TASK_PHYSICS_DT_S
 from linkage_lab.tasks.velocity import faults
 from linkage_lab.tasks.velocity.base_env_cfg import loop_latency_steps
 from linkage_lab.tasks.velocity.commands import split_command_cfg
@@ -140,6 +142,13 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
 
     def __post_init__(self):
         super().__post_init__()
+        # Physics step: 2.5 ms, eight steps per 20 ms control period (the PD torque is held over a step; why 2.5 ms:
+        # robots/limit/s3n.py, TASK_PHYSICS_DT_S). The contact sensor ticks every step.
+        control_period_s = self.sim.dt * self.decimation
+        self.sim.dt = TASK_PHYSICS_DT_S
+        self.decimation = round(control_period_s / TASK_PHYSICS_DT_S)
+        self.sim.render_interval = self.decimation
+        self.scene.contact_forces.update_period = self.sim.dt
         robot_cfg = limit_config()
         self.scene.robot = LimitRobotCfg(
             default=limit_articulation_cfg(robot_cfg, "s3n_act", self.sim.dt),
@@ -156,10 +165,12 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
         mjwarp = self.sim.physics.newton_mjwarp
         mjwarp.solver_cfg.njmax = 80
         mjwarp.solver_cfg.nconmax = 40
-        # One MuJoCo-Warp step per 5 ms physics step: the joints carry armature (motor inertia), so
+        # One MuJoCo-Warp step per physics step: the joints carry armature (motor inertia), so
         # the explicit PD and the contacts stay stable, and kernel launches (what bounds CPU
         # throughput) drop by half: ~1.3x env-steps/s at 64 envs (`linkage-lab bench env`).
         mjwarp.num_substeps = 1
+        # The feet meet the floor as they did at 5 ms, whatever the step (robots/limit/s3n.py, TASK_CONTACT_SOLREF).
+        mjwarp.default_shape_cfg.ke, mjwarp.default_shape_cfg.kd = newton_shape_gains(*TASK_CONTACT_SOLREF)
         self.sim.physics.default = mjwarp
 
         # Commands: forward/backward speed and yaw rate only (planar legs cannot sidestep).
@@ -178,7 +189,7 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
         # 0.050 / 0.059 m/s at 0.3 / 0.5 m/s) and turned no less (yaw RMS 0.49 at +-0.5 rad/s against 0.48).
         self.commands.base_velocity = split_command_cfg(command, rel_straight_envs=0.7, rel_turning_envs=0.2)
 
-        # Actions: joint position offsets around the standing pose (rad per unit action), applied 0-4 physics
+        # Actions: joint position offsets around the standing pose (rad per unit action), applied 0-8 physics
         # steps (0-20 ms) late, drawn per env at reset: the loop's latency, sensor sample to drive. For this policy
         # (no memory beyond its last action, no clock) a sample d old and a target d late make the same loop shifted
         # in time (tests/unit/test_sim2sim_latency.py), so the late targets stand for both delays. Not the 0-40 ms
