@@ -183,3 +183,8 @@ def test_the_demo_presets_overrides_resolve_on_its_task():
     assert agent_cfg.algorithm.symmetry_cfg is None
     assert agent_cfg.max_iterations == 300 and agent_cfg.max_iterations != default_agent.max_iterations
     assert env_cfg.scene.num_envs == default_env.scene.num_envs
+    # The demo trains at 5 ms (its 15 minutes), every setting derived from the step moved with it.
+    assert (default_env.sim.dt, default_env.decimation) == (0.0025, 8)
+    assert (env_cfg.sim.dt, env_cfg.decimation, env_cfg.scene.contact_forces.update_period) == (0.005, 4, 0.005)
+    assert tuple(env_cfg.actions.joint_pos.target_delay_range_steps) == (0, 4)
+    assert env_cfg.scene.robot.actuators["legs"].physics_dt_s == 0.005
