@@ -173,7 +173,7 @@ def test_limit_eval_of_the_exported_onnx(limit_bundle, tmp_path):
     )
     out_dir, report = evaluate(request)
     assert json.loads((out_dir / "eval.json").read_text()) == json.loads(json.dumps(report))
-    _check_report(report, 2, (0, 4))  # the Limit task trains with its targets 0-20 ms late
+    _check_report(report, 2, (0, 8))  # the Limit task trains with its targets 0-20 ms late (2.5 ms steps)
     assert report["policy"]["type"] == "onnx" and report["ankle_replay"] is None
     assert [row["name"] for row in report["joint_torques"]["joints"]] == limit_bundle.metadata["joint_names"]
 
