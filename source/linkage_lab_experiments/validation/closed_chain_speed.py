@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from linkage_lab.arguments import finite_float
+from linkage_lab.robots.limit.s3n import TASK_CONTACT_SOLREF
 
-#: Isaac Lab's contact solref for the Limit's feet as MuJoCo-Warp applies it (time constant s, damping ratio).
-ISAAC_LAB_CONTACT_SOLREF = (0.01, 1.375)
+#: Isaac Lab's contact solref for the Limit's feet as MuJoCo-Warp applies it (time constant s, damping ratio): the one
+#: the task states (the 5 ms step's before it did).
+ISAAC_LAB_CONTACT_SOLREF = TASK_CONTACT_SOLREF
 
 
 def variants() -> list[tuple[str, dict[str, Any]]]:
