@@ -7,26 +7,19 @@ from linkage_lab.evaluation.sweep import Acceptance, CommandCase, KnownMiss, Tra
 #: Why the shipped policy (the lineage of its ``train.json``: 700 iterations from scratch with the foot terms, 300 on
 #: the sharp tracking kernels, 600 on the robot drivers' diagonal leg gains, 400 with the yaw-rate error squared, 800
 #: on the estimator's measured, correlated error with the planar velocity error squared, 400 with its joint targets
-#: filtered at α 0.7, then 400 on the task's 2.5 ms physics step) misses what it misses; the numbers are its
+#: filtered at α 0.7, then 800 on the task's 2.5 ms physics step) misses what it misses; the numbers are its
 #: ``sweep.json`` / ``closed_chain_sweep.json`` (policies/experiments/limit_physics_step/). It meets every walking and
-#: foot target in Isaac Lab and every target on the closed chain.
-_TURN = (
-    "turning on the spot it reaches the command (+0.322 / -0.283 rad/s), but the yaw rate swings with each step: yaw "
-    "RMS 0.108 / 0.102 in Isaac Lab (8 episodes each; another sweep of it 0.107 / 0.109; on the closed chain "
-    "0.086 / 0.105, within its 0.12). Most of "
-    "the swing the policies before showed here was Isaac Lab's physics step, which holds the drives' PD torque over "
-    "the step: the policy shipped before swung 0.144 / 0.144 at the 5 ms step the task had and 0.116 / 0.116 at its "
-    "2.5 ms (policies/experiments/limit_physics_step). The rest is the skid: the Limit's legs are planar and it turns "
-    "only by skidding its stance feet sideways, and the robot's scripted trot, whose joint targets are smooth 2.5 Hz "
-    "sinusoids, swings 0.065-0.129 rad/s above 6 Hz when it turns 0.27-0.35 rad/s "
-    "(policies/experiments/limit_yaw_error_l2). A second seed of the 2.5 ms fine-tune swung 0.105 / 0.110. A sharper "
-    "yaw kernel, a stronger action-rate penalty, a trot term, a cost on the yaw acceleration, a cost on flight, "
-    "smoothed joint targets, a MEMS gyro's noise, a 3 Hz gait clock, the squared yaw error and mirrored rollouts each "
-    "left a lineage swinging more in Isaac Lab or lost a closed-chain walk or turn (policies/experiments/"
-    "limit_knee_stop, limit_action_rate, limit_trot_gait, limit_yaw_acceleration, limit_airborne, "
-    "limit_target_filter, limit_sensor_noise, limit_gait_clock, limit_yaw_error_l2, limit_fine_tune_3199, "
-    "limit_physics_step); neither the friction cone nor the yaw rate's frame is the swing "
-    "(policies/experiments/limit_friction_cone)"
+#: turning target in Isaac Lab and every target on the closed chain.
+#:
+#: Its turns meet 0.10 at the sweep's seed (yaw RMS 0.097 / 0.092) but not at every seed: at env seed 7 the same
+#: sweep gives 0.111 / 0.110 (the policy before: 0.108 / 0.102 and 0.117 / 0.119). Eight episodes draw eight loop
+#: latencies, motor constants and masses, and the turn on the spot, a skid of the stance feet, is the command most
+#: sensitive to them (policies/experiments/limit_physics_step, "400 iterations more").
+_BACKWARD_FOOT = (
+    "walking backward at 0.3 m/s its least-loaded foot is down 19.6 % of the time, 0.4 points under the mark (8 "
+    "episodes; 26.5 % in a sweep at env seed 7, 47 % on the closed chain). The policy before had 23.3 % there: the "
+    "400 iterations that brought its turns from yaw RMS 0.108 / 0.102 to 0.097 / 0.092 rad/s cost 3.7 points of it "
+    "(policies/experiments/limit_physics_step)"
 )
 #: Every foot on the ground at least this share of the time, on every command: a trot puts each foot down about half
 #: of it. A policy that holds a leg up walks on three, overloading their motors, and hops between them, which leaves
@@ -55,5 +48,5 @@ LIMIT_ACCEPTANCE = Acceptance(
     closed_chain_targets=TrackingTargets(
         lin_vel_rms_mps=0.08, yaw_rate_rms_radps=0.12, max_falls=0, min_duty_factor=MIN_DUTY_FACTOR
     ),
-    known_misses=tuple(KnownMiss("isaac_lab", case.name, "yaw_rate_rms_radps", _TURN) for case in _CASES[4:]),
+    known_misses=(KnownMiss("isaac_lab", _CASES[0].name, "min_duty_factor", _BACKWARD_FOOT),),
 )
