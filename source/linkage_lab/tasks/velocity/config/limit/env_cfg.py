@@ -184,8 +184,8 @@ class LimitFlatEnvCfg(LinkageVelocityFlatEnvCfg):
         # 70 % of the commands walk straight, 20 % turn on the spot, 10 % combine both. Turning on planar legs is
         # its own motion (the stance feet skid). At the old kp 20 it reached a few hundredths of a rad/s, and 80 / 10 %
         # was the recipe: 30 % turn-only commands spent samples that walking uses (one of three runs met every
-        # forward target, all three at 80 / 10 %; docs/results/policy_histories.md, "The Limit"). With the drivers'
-        # leg gains the Limit turns and its acceptance asks for +-0.3 rad/s in place, so turns got twice the share.
+        # forward target, all three at 80 / 10 %; docs/results/policy_histories.md, "The Limit"). The share went to
+        # 20 % in the change that gave the legs kp 60 and put +-0.3 rad/s in place back into the acceptance.
         self.commands.base_velocity = split_command_cfg(command, rel_straight_envs=0.7, rel_turning_envs=0.2)
 
         # Actions: joint position offsets around the standing pose (rad per unit action), applied 0-8 physics
